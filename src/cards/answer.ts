@@ -1,0 +1,82 @@
+import { RelayError } from '../errors.js';
+import { LIMITS, type Answer, type AnswerEntry, type Card, type Question } from './model.js';
+import { findCredential } from './secrets.js';
+
+// Checks an answer against its card and returns it in canonical form: labels spelled as
+// the options spell them, in option order, without repeats; text trimmed and dropped when
+// empty. Two answers are "the same" exactly when their canonical forms are equal.
+
+function checkEntry(card: Card, q: Question, entry: AnswerEntry): AnswerEntry {
+  const byKey = new Map(q.options.map((o) => [o.label.toLowerCase(), o.label]));
+  const picked = new Set<string>();
+  for (const raw of entry.selected) {
+    const label = byKey.get(raw.trim().toLowerCase());
+    if (!label) {
+      throw new RelayError(
+        'unknown_option',
+        q.options.length
+          ? `"${raw}" is not an option of question "${q.id}" (options: ${q.options.map((o) => o.label).join(', ')}); typed words belong in "text".`
+          : `Question "${q.id}" has no options; put the answer in "text".`,
+      );
+    }
+    picked.add(label);
+  }
+  if (picked.size > 1 && !q.multiSelect && !card.selectSeveral) {
+    throw new RelayError('too_many_choices', `Question "${q.id}" takes one choice; ${picked.size} were picked.`);
+  }
+  const text = entry.text?.trim() || undefined;
+  if (text !== undefined) {
+    if (!q.freeText) {
+      throw new RelayError('free_text_not_allowed', `Question "${q.id}" takes one of its options, not free text.`);
+    }
+    if (text.length > LIMITS.answerTextChars) {
+      throw new RelayError('invalid_answer', `The text for question "${q.id}" is longer than ${LIMITS.answerTextChars} characters.`);
+    }
+    const credential = findCredential(text);
+    if (credential) {
+      throw new RelayError(
+        'credential_refused',
+        `The answer to question "${q.id}" looks like ${credential}. Never answer with a credential; give it to the tool that needs it another way.`,
+      );
+    }
+    if (q.field?.type === 'number' && !Number.isFinite(Number(text))) {
+      throw new RelayError('invalid_answer', `Question "${q.id}" takes a number; "${text}" is not one.`);
+    }
+  }
+  if (picked.size === 0 && text === undefined) {
+    throw new RelayError('empty_answer', `The answer to question "${q.id}" is empty: pick an option or type some text.`);
+  }
+  const selected = q.options.map((o) => o.label).filter((l) => picked.has(l));
+  return text === undefined ? { selected } : { selected, text };
+}
+
+export function checkAnswer(card: Card, answer: Answer): Answer {
+  const known = new Set(card.questions.map((q) => q.id));
+  for (const id of Object.keys(answer)) {
+    if (!known.has(id)) {
+      throw new RelayError('unknown_question', `The card has no question "${id}" (questions: ${[...known].join(', ')}).`);
+    }
+  }
+  const canonical: Answer = {};
+  for (const q of card.questions) {
+    const entry = answer[q.id];
+    if (!entry) throw new RelayError('missing_answer', `Question "${q.id}" has no answer; every question needs one.`);
+    canonical[q.id] = checkEntry(card, q, entry);
+  }
+  return canonical;
+}
+
+export function sameAnswer(a: Answer, b: Answer): boolean {
+  const keys = Object.keys(a);
+  if (keys.length !== Object.keys(b).length) return false;
+  return keys.every((k) => {
+    const x = a[k];
+    const y = b[k];
+    return (
+      y !== undefined &&
+      x.text === y.text &&
+      x.selected.length === y.selected.length &&
+      x.selected.every((label, i) => label === y.selected[i])
+    );
+  });
+}

@@ -1,0 +1,96 @@
+import { RelayError } from '../errors.js';
+import { LIMITS, type CardOption, type Layout, type Question, type QuestionInput } from './model.js';
+
+// Turns what an asker sent into the card's questions, or refuses with one sentence that
+// names the field. Provider dialects apply their own stricter rules before this.
+
+const ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
+
+// Free text is always offered, so an agent's own "Other" option is noise: drop it.
+const OTHER_OPTION = /^\s*(other|something else|none of the above)\s*(\(.*\)|[.:…]+|\s*\.\.\.)?\s*$/i;
+
+export const isOtherOption = (label: string) => OTHER_OPTION.test(label);
+
+function invalid(message: string): never {
+  throw new RelayError('invalid_card', message);
+}
+
+function normalizeOptions(input: QuestionInput, where: string): CardOption[] {
+  const raw = input.options ?? [];
+  const seen = new Set<string>();
+  const options: CardOption[] = [];
+  raw.forEach((entry, i) => {
+    const option = typeof entry === 'string' ? { label: entry } : entry;
+    const label = option.label.trim();
+    if (!label) invalid(`${where}.options[${i}].label is empty.`);
+    if (label.length > LIMITS.labelChars) {
+      invalid(`${where}.options[${i}].label is longer than ${LIMITS.labelChars} characters.`);
+    }
+    if (isOtherOption(label)) return;
+    const key = label.toLowerCase();
+    if (seen.has(key)) invalid(`${where}.options has "${label}" twice; labels must be unique.`);
+    seen.add(key);
+    const description = option.description?.trim();
+    if (description && description.length > LIMITS.descriptionChars) {
+      invalid(`${where}.options[${i}].description is longer than ${LIMITS.descriptionChars} characters.`);
+    }
+    options.push(description ? { label, description } : { label });
+  });
+  if (options.length > LIMITS.options) {
+    invalid(`${where}.options has ${options.length} options; at most ${LIMITS.options} are allowed.`);
+  }
+  return options;
+}
+
+const BOOLEAN_OPTIONS: CardOption[] = [{ label: 'Yes' }, { label: 'No' }];
+
+function normalizeQuestion(input: QuestionInput, index: number, layout: Layout): Question {
+  const where = `questions[${index}]`;
+  const text = input.text.trim();
+  if (!text) invalid(`${where}.text is empty.`);
+  if (text.length > LIMITS.textChars) invalid(`${where}.text is longer than ${LIMITS.textChars} characters.`);
+  const id = input.id?.trim() || `q${index + 1}`;
+  if (!ID_PATTERN.test(id)) invalid(`${where}.id "${id}" may hold only letters, digits, "_", "-" and "." (1-64).`);
+  const header = input.header?.trim() || undefined;
+  if (header && header.length > LIMITS.headerChars) {
+    invalid(`${where}.header is longer than ${LIMITS.headerChars} characters.`);
+  }
+
+  let options = normalizeOptions(input, where);
+  let multiSelect = input.multiSelect ?? false;
+  let freeText = input.freeText ?? true;
+  let field: Question['field'];
+
+  if (layout === 'form') {
+    const type = input.field?.type ?? (options.length === 0 ? 'string' : multiSelect ? 'choices' : 'choice');
+    field = { type };
+    if (type === 'boolean') options = BOOLEAN_OPTIONS;
+    if (type === 'boolean' || type === 'choice' || type === 'choices') freeText = input.freeText ?? false;
+    if (type === 'choices') multiSelect = true;
+    if (type === 'choice') multiSelect = false;
+    if ((type === 'choice' || type === 'choices') && options.length === 0) {
+      invalid(`${where} is a ${type} field but has no options.`);
+    }
+    if (type === 'string' || type === 'number') {
+      if (options.length) invalid(`${where} is a ${type} field and cannot have options.`);
+      freeText = true;
+    }
+  }
+  if (multiSelect && options.length < 2) invalid(`${where}.multiSelect needs at least 2 options.`);
+  if (!freeText && options.length === 0) invalid(`${where} has no options and no free text: nothing could answer it.`);
+  return { id, ...(header ? { header } : {}), text, options, multiSelect, freeText, ...(field ? { field } : {}) };
+}
+
+export function normalizeQuestions(inputs: QuestionInput[], layout: Layout): Question[] {
+  if (inputs.length === 0) invalid('questions is empty; ask at least one question.');
+  if (inputs.length > LIMITS.questions) {
+    invalid(`questions has ${inputs.length} entries; at most ${LIMITS.questions} are allowed.`);
+  }
+  const questions = inputs.map((q, i) => normalizeQuestion(q, i, layout));
+  const ids = new Set<string>();
+  for (const q of questions) {
+    if (ids.has(q.id)) invalid(`questions has the id "${q.id}" twice; ids must be unique.`);
+    ids.add(q.id);
+  }
+  return questions;
+}

@@ -1,0 +1,117 @@
+import { z } from 'zod';
+
+// The card model: one shape for every provider and every surface (DESIGN.md, "The card model").
+
+export const LIMITS = {
+  questions: 10,
+  options: 20,
+  textChars: 4000,
+  labelChars: 200,
+  descriptionChars: 1000,
+  headerChars: 60,
+  answerTextChars: 20_000,
+} as const;
+
+export const OptionSchema = z.object({
+  label: z.string(),
+  description: z.string().optional(),
+});
+
+export const FieldTypeSchema = z.enum(['string', 'number', 'boolean', 'choice', 'choices']);
+
+export const QuestionSchema = z.object({
+  id: z.string(),
+  header: z.string().optional(),
+  text: z.string(),
+  options: z.array(OptionSchema),
+  multiSelect: z.boolean(),
+  freeText: z.boolean(),
+  field: z.object({ type: FieldTypeSchema }).optional(),
+});
+
+export const AnswerEntrySchema = z.object({
+  selected: z.array(z.string()),
+  text: z.string().optional(),
+});
+export const AnswerSchema = z.record(z.string(), AnswerEntrySchema);
+
+export const AnsweredBySchema = z.object({
+  kind: z.enum(['human', 'agent']),
+  id: z.string(),
+  surface: z.string(),
+});
+
+export const CardStatusSchema = z.enum(['pending', 'answered', 'skipped', 'expired', 'cancelled']);
+export const RelayModeSchema = z.enum(['autopilot', 'manual']);
+export const LayoutSchema = z.enum(['steps', 'form']);
+
+export const CardSchema = z.object({
+  id: z.string(),
+  sessionId: z.string().nullable(),
+  provider: z.string(),
+  engine: z.string().optional(),
+  tool: z.string(),
+  origin: z.enum(['native', 'relay']),
+  kind: z.enum(['question', 'approval']),
+  layout: LayoutSchema,
+  title: z.string().optional(),
+  questions: z.array(QuestionSchema),
+  selectSeveral: z.boolean(),
+  relayMode: RelayModeSchema,
+  status: CardStatusSchema,
+  createdAt: z.string(),
+  expiresAt: z.string(),
+  closedAt: z.string().optional(),
+  answer: AnswerSchema.optional(),
+  answeredBy: AnsweredBySchema.optional(),
+});
+
+export type CardOption = z.infer<typeof OptionSchema>;
+export type FieldType = z.infer<typeof FieldTypeSchema>;
+export type Question = z.infer<typeof QuestionSchema>;
+export type AnswerEntry = z.infer<typeof AnswerEntrySchema>;
+export type Answer = z.infer<typeof AnswerSchema>;
+export type AnsweredBy = z.infer<typeof AnsweredBySchema>;
+export type CardStatus = z.infer<typeof CardStatusSchema>;
+export type RelayMode = z.infer<typeof RelayModeSchema>;
+export type Layout = z.infer<typeof LayoutSchema>;
+export type Card = z.infer<typeof CardSchema>;
+
+// What a caller hands the relay to ask: loose on purpose (options as plain strings, ids
+// optional); normalizeDraft turns it into Questions or says exactly what is wrong.
+export const QuestionInputSchema = z.object({
+  id: z.string().optional(),
+  header: z.string().optional(),
+  text: z.string(),
+  options: z
+    .array(z.union([z.string(), z.object({ label: z.string(), description: z.string().optional() })]))
+    .optional(),
+  multiSelect: z.boolean().optional(),
+  freeText: z.boolean().optional(),
+  field: z.object({ type: FieldTypeSchema }).optional(),
+});
+
+export const CardInputSchema = z.object({
+  title: z.string().optional(),
+  questions: z.array(QuestionInputSchema),
+  layout: LayoutSchema.optional(),
+  waitSeconds: z.number().positive().optional(),
+  selectSeveral: z.boolean().optional(),
+});
+
+export type QuestionInput = z.infer<typeof QuestionInputSchema>;
+export type CardInput = z.infer<typeof CardInputSchema>;
+
+// Everything about a card that its asker decides; the relay adds id, status and times.
+export interface CardDraft extends CardInput {
+  sessionId?: string | null;
+  toolCallId?: string;
+  provider?: string;
+  engine?: string;
+  tool?: string;
+  origin?: 'native' | 'relay';
+  kind?: 'question' | 'approval';
+  relayMode?: RelayMode;
+}
+
+export const isOpen = (card: Card) => card.status === 'pending';

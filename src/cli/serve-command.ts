@@ -1,0 +1,44 @@
+import { parseArgs } from 'node:util';
+import { serveConfig } from '../config.js';
+import { startRelay } from '../server/serve.js';
+
+export const SERVE_HELP = `askrelay serve — run the relay: its HTTP API, the web page and the card store
+
+Usage: askrelay serve [--port N] [--host ADDR] [--data DIR]
+
+  --port N      port to listen on (env ASKRELAY_PORT, default 7070; 0 picks a free one)
+  --host ADDR   address to bind (env ASKRELAY_HOST, default 127.0.0.1)
+  --data DIR    folder for the SQLite file and the token (env ASKRELAY_DATA, default ./.askrelay)
+
+Environment: ASKRELAY_TOKEN (else one is made on first start and kept in the data folder),
+ASKRELAY_WAIT (default 8h), ASKRELAY_WAIT_EXTENSION (default 2h).`;
+
+export async function serveCommand(argv: string[]): Promise<number> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    strict: true,
+  });
+  if (values.help) {
+    console.log(SERVE_HELP);
+    return 0;
+  }
+  const config = serveConfig(values);
+  const running = await startRelay(config);
+  const { expired, pending } = running.recovered;
+  console.log(`askrelay is running: ${running.url}`);
+  console.log(`Token: ${running.token}`);
+  console.log(`Data: ${config.dataDir} (${pending} pending card${pending === 1 ? '' : 's'}${expired ? `, ${expired} expired while stopped` : ''})`);
+  console.log('Open the page, paste the token once; press Ctrl+C to stop.');
+
+  await new Promise<void>((resolve) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      void running.close().then(resolve);
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+  return 0;
+}

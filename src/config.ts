@@ -1,0 +1,57 @@
+import { resolve } from 'node:path';
+
+// Configuration from flags and environment, with defaults that serve a newcomer.
+
+const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** "8h", "90m", "2s", "500ms", "1h30m" or a bare number of seconds → milliseconds. */
+export function parseDuration(text: string): number {
+  const trimmed = text.trim();
+  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  const parts = [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
+  if (!parts.length || parts.map((p) => p[0]).join('') !== trimmed) {
+    throw new Error(`"${text}" is not a duration; write it like 8h, 90m, 2s, 500ms or 1h30m.`);
+  }
+  const ms = parts.reduce((sum, [, n, unit]) => sum + Number(n) * UNITS[unit], 0);
+  if (ms <= 0) throw new Error(`"${text}" is not a positive duration.`);
+  return Math.round(ms);
+}
+
+export interface ServeConfig {
+  port: number;
+  host: string;
+  dataDir: string;
+  token?: string;
+  waitMs: number;
+  waitExtensionMs: number;
+}
+
+export interface ServeFlags {
+  port?: string;
+  host?: string;
+  data?: string;
+}
+
+export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.env): ServeConfig {
+  const portText = flags.port ?? env.ASKRELAY_PORT ?? '7070';
+  const port = Number(portText);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    throw new Error(`"${portText}" is not a port; give a whole number from 0 to 65535.`);
+  }
+  return {
+    port,
+    host: flags.host ?? env.ASKRELAY_HOST ?? '127.0.0.1',
+    dataDir: resolve(flags.data ?? env.ASKRELAY_DATA ?? '.askrelay'),
+    token: env.ASKRELAY_TOKEN?.trim() || undefined,
+    waitMs: named('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
+    waitExtensionMs: named('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
+  };
+}
+
+function named(name: string, value: string): number {
+  try {
+    return parseDuration(value);
+  } catch (err) {
+    throw new Error(`${name}: ${(err as Error).message}`);
+  }
+}

@@ -1,0 +1,43 @@
+// One table of every error the relay reports. Surfaces map a code to their own form
+// (HTTP status, tool error, CLI exit code); the code and message stay the same everywhere.
+export const errorTable = {
+  unauthorized: 401,
+  malformed_json: 400,
+  invalid_request: 400,
+  not_found: 404,
+  already_answered: 409,
+  card_closed: 410,
+  body_too_large: 413,
+  invalid_card: 422,
+  invalid_answer: 422,
+  unknown_question: 422,
+  missing_answer: 422,
+  empty_answer: 422,
+  unknown_option: 422,
+  too_many_choices: 422,
+  free_text_not_allowed: 422,
+  credential_refused: 422,
+  idempotency_key_reused: 422,
+} as const;
+
+export type ErrorCode = keyof typeof errorTable;
+
+export class RelayError extends Error {
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    // Extra fields that travel with the error body, e.g. the card that won a race.
+    readonly extra: Record<string, unknown> = {},
+  ) {
+    super(message);
+    this.name = 'RelayError';
+  }
+
+  get status(): number {
+    return errorTable[this.code];
+  }
+
+  toJSON() {
+    return { error: { code: this.code, message: this.message }, ...this.extra };
+  }
+}

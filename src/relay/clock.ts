@@ -1,0 +1,19 @@
+// Time comes from a Clock so tests can move it by hand instead of sleeping.
+export interface Clock {
+  now(): number;
+  setTimer(fn: () => void, ms: number): unknown;
+  clearTimer(handle: unknown): void;
+}
+
+// setTimeout fires at once for delays above 2^31-1 ms; longer waits re-arm on firing.
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export const systemClock: Clock = {
+  now: () => Date.now(),
+  setTimer: (fn, ms) => {
+    const t = setTimeout(fn, Math.min(Math.max(ms, 0), MAX_TIMER_MS));
+    t.unref?.();
+    return t;
+  },
+  clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout),
+};

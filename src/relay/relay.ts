@@ -1,0 +1,222 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { checkAnswer, sameAnswer } from '../cards/answer.js';
+import { normalizeQuestions } from '../cards/draft.js';
+import type { Answer, AnsweredBy, Card, CardDraft, CardStatus } from '../cards/model.js';
+import { RelayError } from '../errors.js';
+import type { CardFilter, CardStore } from '../store/store.js';
+import { systemClock, type Clock } from './clock.js';
+import { Deadlines } from './deadlines.js';
+import { RelayEvents } from './events.js';
+
+// The relay core: the only place cards change. Every change is committed to the store
+// first, then announced (events) and handed to whoever waits on the card.
+
+export interface RelayOptions {
+  store: CardStore;
+  clock?: Clock;
+  events?: RelayEvents;
+  /** How long a card waits, in ms: `extension` for Copilot's extension engine. */
+  waits: { default: number; extension: number };
+}
+
+export interface AnswerOptions {
+  by?: AnsweredBy;
+  idempotencyKey?: string;
+}
+
+const MAX_WAIT_MS = 7 * 24 * 3600 * 1000;
+export const HUMAN_API: AnsweredBy = { kind: 'human', id: 'operator', surface: 'api' };
+
+/** A card asked from a tool call keeps one id, so a re-sent call re-attaches to it. */
+export function cardIdFor(sessionId: string | null | undefined, toolCallId?: string): string {
+  if (!toolCallId) return `c_${randomBytes(8).toString('hex')}`;
+  const digest = createHash('sha256').update(`${sessionId ?? ''}\0${toolCallId}`).digest('hex');
+  return `c_${digest.slice(0, 16)}`;
+}
+
+export class Relay {
+  readonly events: RelayEvents;
+  private readonly store: CardStore;
+  private readonly clock: Clock;
+  private readonly waits: RelayOptions['waits'];
+  private readonly deadlines: Deadlines;
+  private readonly waiters = new Map<string, Set<(card: Card) => void>>();
+
+  constructor(options: RelayOptions) {
+    this.store = options.store;
+    this.clock = options.clock ?? systemClock;
+    this.events = options.events ?? new RelayEvents();
+    this.waits = options.waits;
+    this.deadlines = new Deadlines(this.clock, (ids) => ids.forEach((id) => this.expire(id)));
+  }
+
+  /** Recovers after a start: expires what ran out while down and re-arms the rest. */
+  start(): { expired: Card[]; pending: number } {
+    const expired = this.store.expireOverdue(this.clock.now());
+    expired.forEach((card) => this.announce(card));
+    const pending = this.store.pendingDeadlines();
+    pending.forEach(({ id, expiresAt }) => this.deadlines.add(id, expiresAt));
+    return { expired, pending: pending.length };
+  }
+
+  stop(): void {
+    this.deadlines.clear();
+  }
+
+  create(draft: CardDraft): Card {
+    const layout = draft.layout ?? 'steps';
+    const questions = normalizeQuestions(draft.questions, layout);
+    const waitMs =
+      draft.waitSeconds !== undefined
+        ? Math.round(draft.waitSeconds * 1000)
+        : draft.engine === 'extension'
+          ? this.waits.extension
+          : this.waits.default;
+    if (!(waitMs > 0) || waitMs > MAX_WAIT_MS) {
+      throw new RelayError('invalid_card', 'waitSeconds must be more than 0 and at most 7 days (604800).');
+    }
+    const now = this.clock.now();
+    const title = draft.title?.trim();
+    const card: Card = {
+      id: cardIdFor(draft.sessionId, draft.toolCallId),
+      sessionId: draft.sessionId ?? null,
+      provider: draft.provider ?? 'api',
+      ...(draft.engine ? { engine: draft.engine } : {}),
+      tool: draft.tool ?? 'cards',
+      origin: draft.origin ?? 'relay',
+      kind: draft.kind ?? 'question',
+      layout,
+      ...(title ? { title } : {}),
+      questions,
+      selectSeveral: draft.selectSeveral ?? false,
+      relayMode: draft.relayMode ?? 'autopilot',
+      status: 'pending',
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + waitMs).toISOString(),
+    };
+    const stored = this.store.insertCard(card);
+    if (stored.created) {
+      this.deadlines.add(card.id, now + waitMs);
+      this.events.emit('card.created', card);
+    }
+    return stored.card;
+  }
+
+  get(id: string): Card {
+    const card = this.store.getCard(id);
+    if (!card) throw new RelayError('not_found', `No card "${id}".`);
+    return this.expireIfDue(card);
+  }
+
+  list(filter: CardFilter = {}): Card[] {
+    return this.store.listCards(filter);
+  }
+
+  answer(id: string, answer: Answer, options: AnswerOptions = {}): Card {
+    const card = this.get(id);
+    refuseIfGone(card);
+    const canonical = checkAnswer(card, answer);
+    if (card.status === 'answered') return this.judgeLateAnswer(card, canonical, options.idempotencyKey);
+    const result = this.close(id, {
+      status: 'answered',
+      answer: canonical,
+      answeredBy: options.by ?? HUMAN_API,
+      idempotencyKey: options.idempotencyKey,
+    });
+    if (result.changed) return result.card;
+    // Someone else closed it between our read and our write (another process).
+    refuseIfGone(result.card);
+    return this.judgeLateAnswer(result.card, canonical, options.idempotencyKey);
+  }
+
+  skip(id: string, by: AnsweredBy = HUMAN_API): Card {
+    const card = this.get(id);
+    if (card.status === 'skipped') return card;
+    const result = card.status === 'pending' ? this.close(id, { status: 'skipped', answeredBy: by }) : { card };
+    if (result.card.status === 'skipped') return result.card;
+    refuseIfGone(result.card);
+    throw new RelayError('already_answered', 'The card was already answered.', { card: result.card });
+  }
+
+  /** Closes a card nobody will answer any more (its session stopped). Idempotent. */
+  cancel(id: string): Card {
+    const card = this.get(id);
+    return card.status === 'pending' ? this.close(id, { status: 'cancelled' }).card : card;
+  }
+
+  /** Resolves with the card once it is no longer pending, or undefined after timeoutMs. */
+  wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<Card | undefined> {
+    const card = this.get(id);
+    if (card.status !== 'pending') return Promise.resolve(card);
+    return new Promise((resolve) => {
+      const set = this.waiters.get(id) ?? new Set();
+      this.waiters.set(id, set);
+      const done = (result: Card | undefined) => {
+        this.clock.clearTimer(timer);
+        signal?.removeEventListener('abort', onAbort);
+        set.delete(settle);
+        if (set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
+        resolve(result);
+      };
+      const settle = (closed: Card) => done(closed);
+      const onAbort = () => done(undefined);
+      const timer = this.clock.setTimer(() => done(undefined), timeoutMs);
+      set.add(settle);
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  get pendingCount(): number {
+    return this.deadlines.size;
+  }
+
+  private expire(id: string): void {
+    const card = this.store.getCard(id);
+    if (card?.status === 'pending') this.close(id, { status: 'expired' });
+  }
+
+  /** Reads can notice a deadline before the timer does (a busy loop, a slow timer). */
+  private expireIfDue(card: Card): Card {
+    if (card.status !== 'pending' || Date.parse(card.expiresAt) > this.clock.now()) return card;
+    return this.close(card.id, { status: 'expired' }).card;
+  }
+
+  private close(
+    id: string,
+    fields: { status: Exclude<CardStatus, 'pending'>; answer?: Answer; answeredBy?: AnsweredBy; idempotencyKey?: string },
+  ) {
+    const closedAt = fields.status === 'expired' ? undefined : new Date(this.clock.now()).toISOString();
+    const result = this.store.closeCard(id, { ...fields, closedAt: closedAt ?? this.expiredAt(id) });
+    if (!result) throw new RelayError('not_found', `No card "${id}".`);
+    if (result.changed) {
+      this.deadlines.remove(id);
+      this.announce(result.card);
+    }
+    return result;
+  }
+
+  private expiredAt(id: string): string {
+    return this.store.getCard(id)?.expiresAt ?? new Date(this.clock.now()).toISOString();
+  }
+
+  private announce(card: Card): void {
+    this.events.emit('card.updated', card);
+    const set = this.waiters.get(card.id);
+    if (set) [...set].forEach((settle) => settle(card));
+  }
+
+  private judgeLateAnswer(card: Card, answer: Answer, key: string | undefined): Card {
+    const same = sameAnswer(card.answer ?? {}, answer);
+    if (key !== undefined && key === this.store.answerKey(card.id) && !same) {
+      throw new RelayError('idempotency_key_reused', 'This Idempotency-Key was already used with a different answer.');
+    }
+    if (same) return card;
+    throw new RelayError('already_answered', 'The card was already answered with a different answer.', { card });
+  }
+}
+
+function refuseIfGone(card: Card): void {
+  if (card.status === 'expired' || card.status === 'skipped' || card.status === 'cancelled') {
+    throw new RelayError('card_closed', `The card is ${card.status}; it no longer takes answers.`, { card });
+  }
+}

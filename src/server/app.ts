@@ -1,0 +1,29 @@
+import { Hono } from 'hono';
+import type { Relay } from '../relay/relay.js';
+import { VERSION } from '../version.js';
+import { login, logout, requireToken } from './auth.js';
+import { cardRoutes } from './card-routes.js';
+import { eventsRoute } from './events-route.js';
+import { sendError } from './http.js';
+import { webPage } from './web-page.js';
+
+export interface AppOptions {
+  relay: Relay;
+  token: string;
+}
+
+export function createApp({ relay, token }: AppOptions) {
+  const app = new Hono();
+  app.onError((err, c) => sendError(c, err));
+  app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
+
+  app.get('/api/health', (c) => c.json({ ok: true, version: VERSION }));
+  app.post('/api/login', (c) => login(c, token));
+  app.post('/api/logout', (c) => logout(c));
+  app.use('/api/*', requireToken(token));
+  app.route('/api/cards', cardRoutes(relay));
+  app.get('/api/events', eventsRoute(relay.events));
+
+  webPage(app);
+  return app;
+}

@@ -1,0 +1,64 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { randomBytes } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { ServeConfig } from '../config.js';
+import { Relay } from '../relay/relay.js';
+import { SqliteStore } from '../store/sqlite-store.js';
+import { createApp } from './app.js';
+
+export const DB_FILE = 'askrelay.sqlite';
+export const TOKEN_FILE = 'token';
+
+/** ASKRELAY_TOKEN wins; otherwise the token made on first start and kept in the data folder. */
+export function loadOrCreateToken(dataDir: string, fromEnv?: string): string {
+  if (fromEnv) return fromEnv;
+  const file = join(dataDir, TOKEN_FILE);
+  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
+  const token = randomBytes(24).toString('base64url');
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(file, `${token}\n`, { mode: 0o600 });
+  return token;
+}
+
+export interface RunningRelay {
+  url: string;
+  token: string;
+  relay: Relay;
+  recovered: { expired: number; pending: number };
+  close(): Promise<void>;
+}
+
+export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
+  mkdirSync(config.dataDir, { recursive: true });
+  const token = loadOrCreateToken(config.dataDir, config.token);
+  const store = new SqliteStore(join(config.dataDir, DB_FILE));
+  const relay = new Relay({ store, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
+  const { expired, pending } = relay.start();
+  const app = createApp({ relay, token });
+
+  const server = await new Promise<ServerType>((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+
+  return {
+    url: `http://${host}:${port}/`,
+    token,
+    relay,
+    recovered: { expired: expired.length, pending },
+    close: () =>
+      new Promise<void>((resolve) => {
+        relay.stop();
+        // Long polls and event streams would hold close() open; end them.
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+        server.close(() => {
+          store.close();
+          resolve();
+        });
+      }),
+  };
+}

@@ -1,0 +1,124 @@
+import Database from 'better-sqlite3';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { Card } from '../cards/model.js';
+import type { CardClose, CardFilter, CardStore, CloseResult, PendingDeadline } from './store.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS cards (
+  id          TEXT PRIMARY KEY,
+  session_id  TEXT,
+  status      TEXT NOT NULL,
+  created_at  INTEGER NOT NULL,
+  expires_at  INTEGER NOT NULL,
+  answer_key  TEXT,
+  data        TEXT NOT NULL
+);
+CREATE INDEX IF NOT EXISTS cards_pending ON cards (status, expires_at);
+CREATE INDEX IF NOT EXISTS cards_session ON cards (session_id, created_at);
+`;
+
+export interface SqliteOptions {
+  /** "full" fsyncs every commit (survives power loss); "normal" survives process crashes. */
+  sync?: 'normal' | 'full';
+}
+
+export class SqliteStore implements CardStore {
+  private readonly db: Database.Database;
+  private readonly stmt;
+
+  constructor(file: string, options: SqliteOptions = {}) {
+    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    this.db = new Database(file);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
+    this.db.pragma('busy_timeout = 5000');
+    this.db.exec(SCHEMA);
+    this.stmt = {
+      insert: this.db.prepare(
+        `INSERT INTO cards (id, session_id, status, created_at, expires_at, data)
+         VALUES (@id, @sessionId, @status, @createdAt, @expiresAt, @data) ON CONFLICT (id) DO NOTHING`,
+      ),
+      get: this.db.prepare('SELECT data FROM cards WHERE id = ?').pluck(),
+      key: this.db.prepare('SELECT answer_key FROM cards WHERE id = ?').pluck(),
+      update: this.db.prepare(
+        `UPDATE cards SET status = @status, answer_key = @key, data = @data WHERE id = @id AND status = 'pending'`,
+      ),
+      expire: this.db.prepare(
+        `UPDATE cards SET status = 'expired',
+           data = json_set(data, '$.status', 'expired', '$.closedAt', strftime('%Y-%m-%dT%H:%M:%fZ', expires_at / 1000.0, 'unixepoch'))
+         WHERE status = 'pending' AND expires_at <= ? RETURNING data`,
+      ).pluck(),
+      deadlines: this.db.prepare(`SELECT id, expires_at AS expiresAt FROM cards WHERE status = 'pending'`),
+    };
+  }
+
+  insertCard(card: Card): { card: Card; created: boolean } {
+    const info = this.stmt.insert.run({
+      id: card.id,
+      sessionId: card.sessionId,
+      status: card.status,
+      createdAt: Date.parse(card.createdAt),
+      expiresAt: Date.parse(card.expiresAt),
+      data: JSON.stringify(card),
+    });
+    if (info.changes === 1) return { card, created: true };
+    return { card: this.getCard(card.id)!, created: false };
+  }
+
+  getCard(id: string): Card | undefined {
+    const data = this.stmt.get.get(id) as string | undefined;
+    return data === undefined ? undefined : (JSON.parse(data) as Card);
+  }
+
+  listCards(filter: CardFilter = {}): Card[] {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.status) {
+      where.push('status = ?');
+      params.push(filter.status);
+    }
+    if (filter.sessionId) {
+      where.push('session_id = ?');
+      params.push(filter.sessionId);
+    }
+    const sql = `SELECT data FROM cards ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY created_at, id LIMIT ?`;
+    params.push(filter.limit ?? -1);
+    const rows = this.db.prepare(sql).pluck().all(...params) as string[];
+    return rows.map((data) => JSON.parse(data) as Card);
+  }
+
+  closeCard(id: string, close: CardClose): CloseResult | undefined {
+    // IMMEDIATE takes the write lock before reading, so the read-check-write is atomic
+    // against other processes too.
+    return this.db
+      .transaction((): CloseResult | undefined => {
+        const current = this.getCard(id);
+        if (!current) return undefined;
+        if (current.status !== 'pending') return { changed: false, card: current };
+        const { idempotencyKey, ...fields } = close;
+        const card: Card = { ...current, ...fields };
+        this.stmt.update.run({ id, status: card.status, key: idempotencyKey ?? null, data: JSON.stringify(card) });
+        return { changed: true, card };
+      })
+      .immediate();
+  }
+
+  answerKey(id: string): string | undefined {
+    return (this.stmt.key.get(id) as string | null | undefined) ?? undefined;
+  }
+
+  expireOverdue(now: number): Card[] {
+    const rows = this.db.transaction(() => this.stmt.expire.all(now) as string[]).immediate();
+    return rows.map((data) => JSON.parse(data) as Card);
+  }
+
+  pendingDeadlines(): PendingDeadline[] {
+    return this.stmt.deadlines.all() as PendingDeadline[];
+  }
+
+  close(): void {
+    this.db.close();
+  }
+}

@@ -1,0 +1,43 @@
+import type { Answer, AnsweredBy, Card, CardStatus } from '../cards/model.js';
+
+// Storage behind one interface. The relay core only ever changes a card through
+// closeCard, an atomic compare-and-set on "still pending": whoever commits first wins,
+// whether the rivals are in this process or another one sharing the file.
+
+export interface CardFilter {
+  status?: CardStatus;
+  sessionId?: string;
+  limit?: number;
+}
+
+export interface CardClose {
+  status: Exclude<CardStatus, 'pending'>;
+  closedAt: string;
+  answer?: Answer;
+  answeredBy?: AnsweredBy;
+  idempotencyKey?: string;
+}
+
+export interface CloseResult {
+  changed: boolean;
+  card: Card;
+}
+
+export interface PendingDeadline {
+  id: string;
+  expiresAt: number;
+}
+
+export interface CardStore {
+  /** Stores a new card; when one with the same id exists, returns that one untouched. */
+  insertCard(card: Card): { card: Card; created: boolean };
+  getCard(id: string): Card | undefined;
+  listCards(filter?: CardFilter): Card[];
+  closeCard(id: string, close: CardClose): CloseResult | undefined;
+  /** The Idempotency-Key that came with a card's winning answer. */
+  answerKey(id: string): string | undefined;
+  /** Expires every pending card whose deadline is at or before `now`, in one transaction. */
+  expireOverdue(now: number): Card[];
+  pendingDeadlines(): PendingDeadline[];
+  close(): void;
+}
