@@ -1,0 +1,39 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { serveConfig } from '../../src/config.js';
+import { startRelay, type RunningRelay } from '../../src/server/serve.js';
+
+export interface TestRelay extends RunningRelay {
+  dataDir: string;
+  /** fetch against the relay with the bearer token already set. */
+  api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+  stop(): Promise<void>;
+}
+
+/** A real relay on an ephemeral loopback port with its own temporary SQLite file. */
+export async function startTestRelay(env: Record<string, string> = {}, dataDir?: string): Promise<TestRelay> {
+  const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-test-'));
+  const config = serveConfig({ port: '0', data: dir }, { ASKRELAY_TOKEN: 'test-token', ...env });
+  const running = await startRelay(config);
+  return {
+    ...running,
+    dataDir: dir,
+    api(path, init = {}) {
+      const { json, headers, ...rest } = init;
+      return fetch(new URL(path, running.url), {
+        ...rest,
+        headers: {
+          authorization: `Bearer ${running.token}`,
+          ...(json !== undefined ? { 'content-type': 'application/json' } : {}),
+          ...(headers as Record<string, string>),
+        },
+        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+      });
+    },
+    async stop() {
+      await running.close();
+      if (!dataDir) rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
