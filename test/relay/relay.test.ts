@@ -1,0 +1,217 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { Card } from '../../src/cards/model.js';
+import { RelayError } from '../../src/errors.js';
+import { cardIdFor, Relay } from '../../src/relay/relay.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { FakeClock } from '../support/fake-clock.js';
+
+const HOUR = 3_600_000;
+const question = { questions: [{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite'] }] };
+const pick = (label: string) => ({ q1: { selected: [label] } });
+
+let dir: string;
+let clock: FakeClock;
+let store: SqliteStore;
+let relay: Relay;
+
+const open = () => {
+  store = new SqliteStore(join(dir, 'askrelay.sqlite'));
+  relay = new Relay({ store, clock, waits: { default: 8 * HOUR, extension: 2 * HOUR } });
+  return relay.start();
+};
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'askrelay-relay-'));
+  clock = new FakeClock();
+  open();
+});
+
+afterEach(() => {
+  relay.stop();
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const codeOf = (fn: () => unknown) => {
+  try {
+    fn();
+  } catch (err) {
+    if (err instanceof RelayError) return err.code;
+    throw err;
+  }
+  return 'accepted';
+};
+
+describe('creating', () => {
+  it('stores a pending card that expires after the default wait, or 2 h on the extension engine', () => {
+    const card = relay.create(question);
+    expect(card.status).toBe('pending');
+    expect(Date.parse(card.expiresAt) - Date.parse(card.createdAt)).toBe(8 * HOUR);
+    const ext = relay.create({ ...question, engine: 'extension', provider: 'copilot' });
+    expect(Date.parse(ext.expiresAt) - Date.parse(ext.createdAt)).toBe(2 * HOUR);
+    expect(relay.get(card.id)).toEqual(card);
+  });
+
+  it('re-attaches a re-sent tool call to the same card instead of making a second one', () => {
+    const events: string[] = [];
+    relay.events.subscribe((name) => events.push(name));
+    const a = relay.create({ ...question, sessionId: 's1', toolCallId: 'call_1' });
+    clock.advance(1000);
+    const b = relay.create({ ...question, sessionId: 's1', toolCallId: 'call_1' });
+    expect(b).toEqual(a);
+    expect(a.id).toBe(cardIdFor('s1', 'call_1'));
+    expect(cardIdFor('s2', 'call_1')).not.toBe(a.id);
+    expect(relay.list()).toHaveLength(1);
+    expect(events).toEqual(['card.created']);
+  });
+
+  it('refuses a wait beyond 7 days', () => {
+    expect(codeOf(() => relay.create({ ...question, waitSeconds: 8 * 24 * 3600 }))).toBe('invalid_card');
+  });
+});
+
+describe('expiry', () => {
+  it('expires a card exactly at its deadline and tells its waiters', async () => {
+    const card = relay.create({ ...question, waitSeconds: 60 });
+    const waiting = relay.wait(card.id, 10 * HOUR);
+    clock.advance(59_999);
+    expect(relay.get(card.id).status).toBe('pending');
+    clock.advance(1);
+    const closed = await waiting;
+    expect(closed?.status).toBe('expired');
+    expect(closed?.closedAt).toBe(card.expiresAt);
+    expect(codeOf(() => relay.answer(card.id, pick('SQLite')))).toBe('card_closed');
+  });
+
+  it('keeps one timer for any number of pending cards', () => {
+    for (let i = 0; i < 50; i++) relay.create({ ...question, waitSeconds: 60 + i });
+    expect(clock.timerCount).toBe(1);
+    expect(relay.pendingCount).toBe(50);
+    clock.advance(60_000 + 24_500);
+    expect(relay.list({ status: 'expired' })).toHaveLength(25);
+    expect(relay.list({ status: 'pending' })).toHaveLength(25);
+  });
+
+  it('re-arms stored deadlines after a restart and expires what ran out while down', () => {
+    const short = relay.create({ ...question, waitSeconds: 60 });
+    const long = relay.create({ ...question, waitSeconds: 3600 });
+    relay.stop();
+    store.close();
+    clock.advance(120_000); // the relay is down while the short card's deadline passes
+    const recovered = open();
+    expect(recovered.expired.map((c) => c.id)).toEqual([short.id]);
+    expect(recovered.pending).toBe(1);
+    expect(relay.get(short.id).status).toBe('expired');
+    expect(relay.get(long.id)).toEqual(long);
+    clock.advance(3600_000);
+    expect(relay.get(long.id).status).toBe('expired');
+  });
+
+  it('a read that notices a passed deadline expires the card even before the timer fires', () => {
+    const card = relay.create({ ...question, waitSeconds: 10 });
+    relay.stop(); // no timer any more
+    clock.advance(11_000);
+    expect(relay.get(card.id).status).toBe('expired');
+  });
+});
+
+describe('answering', () => {
+  it('commits the first answer and hands it to every waiter', async () => {
+    const card = relay.create(question);
+    const waiters = [relay.wait(card.id, HOUR), relay.wait(card.id, HOUR)];
+    const answered = relay.answer(card.id, pick('sqlite'));
+    expect(answered.status).toBe('answered');
+    expect(answered.answer).toEqual(pick('SQLite'));
+    expect(answered.answeredBy).toEqual({ kind: 'human', id: 'operator', surface: 'api' });
+    for (const w of await Promise.all(waiters)) expect(w).toEqual(answered);
+    expect(relay.pendingCount).toBe(0);
+  });
+
+  it('first answer wins exactly once: same answer is accepted again, a different one is 409 with the winner', () => {
+    const card = relay.create(question);
+    const events: Card[] = [];
+    relay.events.subscribe((name, data) => name === 'card.updated' && events.push(data as Card));
+    const first = relay.answer(card.id, pick('SQLite'), { idempotencyKey: 'k1' });
+    expect(relay.answer(card.id, pick('SQLite'))).toEqual(first);
+    expect(relay.answer(card.id, pick('SQLite'), { idempotencyKey: 'k1' })).toEqual(first);
+    expect(relay.answer(card.id, pick('SQLite'), { idempotencyKey: 'other' })).toEqual(first);
+    try {
+      relay.answer(card.id, pick('PostgreSQL'));
+      throw new Error('expected 409');
+    } catch (err) {
+      expect((err as RelayError).code).toBe('already_answered');
+      expect((err as RelayError).extra.card).toEqual(first);
+    }
+    expect(codeOf(() => relay.answer(card.id, pick('PostgreSQL'), { idempotencyKey: 'k1' }))).toBe('idempotency_key_reused');
+    expect(events).toHaveLength(1);
+    expect(relay.get(card.id)).toEqual(first);
+  });
+
+  it('an invalid answer changes nothing', () => {
+    const card = relay.create(question);
+    expect(codeOf(() => relay.answer(card.id, pick('MySQL')))).toBe('unknown_option');
+    expect(codeOf(() => relay.answer(card.id, { q1: { selected: [], text: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789' } }))).toBe(
+      'credential_refused',
+    );
+    expect(relay.get(card.id)).toEqual(card);
+  });
+
+  it('answers survive a restart', () => {
+    const card = relay.create(question);
+    const answered = relay.answer(card.id, pick('PostgreSQL'));
+    relay.stop();
+    store.close();
+    open();
+    expect(relay.get(card.id)).toEqual(answered);
+  });
+
+  it('an answer committed by another process first is judged against the stored winner', () => {
+    const card = relay.create(question);
+    const other = new SqliteStore(join(dir, 'askrelay.sqlite'));
+    const rival = new Relay({ store: other, clock, waits: { default: HOUR, extension: HOUR } });
+    rival.answer(card.id, pick('PostgreSQL'));
+    expect(codeOf(() => relay.answer(card.id, pick('SQLite')))).toBe('already_answered');
+    expect(relay.answer(card.id, pick('PostgreSQL')).answer).toEqual(pick('PostgreSQL'));
+    other.close();
+  });
+});
+
+describe('skip, cancel and wait', () => {
+  it('skip is idempotent, refused after an answer, gone after expiry', () => {
+    const a = relay.create(question);
+    expect(relay.skip(a.id).status).toBe('skipped');
+    expect(relay.skip(a.id).status).toBe('skipped');
+    expect(codeOf(() => relay.answer(a.id, pick('SQLite')))).toBe('card_closed');
+    const b = relay.create(question);
+    relay.answer(b.id, pick('SQLite'));
+    expect(codeOf(() => relay.skip(b.id))).toBe('already_answered');
+    const c = relay.create({ ...question, waitSeconds: 1 });
+    clock.advance(1000);
+    expect(codeOf(() => relay.skip(c.id))).toBe('card_closed');
+  });
+
+  it('cancel closes a pending card and leaves a closed one as it is', () => {
+    const a = relay.create(question);
+    expect(relay.cancel(a.id).status).toBe('cancelled');
+    const b = relay.create(question);
+    relay.answer(b.id, pick('SQLite'));
+    expect(relay.cancel(b.id).status).toBe('answered');
+  });
+
+  it('wait resolves at once for a closed card, undefined on timeout, and on abort', async () => {
+    const card = relay.create(question);
+    const timedOut = relay.wait(card.id, 5000);
+    clock.advance(5000);
+    expect(await timedOut).toBeUndefined();
+    const controller = new AbortController();
+    const aborted = relay.wait(card.id, HOUR, controller.signal);
+    controller.abort();
+    expect(await aborted).toBeUndefined();
+    relay.answer(card.id, pick('SQLite'));
+    expect((await relay.wait(card.id, 0))?.status).toBe('answered');
+    expect(codeOf(() => relay.wait('c_nope', 1))).toBe('not_found');
+  });
+});
