@@ -1,5 +1,3 @@
-import { serveCommand } from './serve-command.js';
-
 // The askrelay command. Exit codes: 0 done, 1 an error, 2 nobody answered (expired,
 // skipped or cancelled) for commands that wait on a card.
 
@@ -9,13 +7,26 @@ Usage: askrelay <command> [options]
 
 Commands:
   serve     run the relay (HTTP API, web page, SQLite store)
+  ask       ask a human a question from a script and wait for the answer
+  cards     list cards (pending by default)
+  answer    answer a card from the terminal
+  skip      decline to answer a card
+
+Exit status: 0 done, 1 an error, 2 nobody answered ("ask": expired, skipped, cancelled).
+Client commands find the relay through --url or ASKRELAY_URL and read the token from
+ASKRELAY_TOKEN or <ASKRELAY_DATA or ./.askrelay>/token.
 
 Run "askrelay <command> --help" for a command's options.`;
 
 type Command = (argv: string[]) => Promise<number>;
 
+// Loaded on use: the client commands start in half the time without the server's modules.
 const COMMANDS: Record<string, Command> = {
-  serve: serveCommand,
+  serve: async (argv) => (await import('./serve-command.js')).serveCommand(argv),
+  ask: async (argv) => (await import('./ask-command.js')).askCommand(argv),
+  cards: async (argv) => (await import('./cards-command.js')).cardsCommand(argv),
+  answer: async (argv) => (await import('./answer-command.js')).answerCommand(argv),
+  skip: async (argv) => (await import('./skip-command.js')).skipCommand(argv),
 };
 
 async function main(argv: string[]): Promise<number> {

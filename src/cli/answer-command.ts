@@ -1,0 +1,88 @@
+import { parseArgs } from 'node:util';
+import type { Answer, Card, Question } from '../cards/model.js';
+import { readValues } from './answer-values.js';
+import { RelayClient, findRelay } from './client.js';
+import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags } from './flags.js';
+import { answerText } from './format.js';
+
+export const ANSWER_HELP = `askrelay answer — answer a card
+
+Usage: askrelay answer <card-id> <value>... [--text T] [--json] [--url URL]
+       askrelay answer <card-id> --answer <question>=<value> [--answer ...] [--json]
+
+  <value>          an option, by its number (as "askrelay cards" shows it) or its label
+                   (any case); several values pick several options on a multi-select
+                   question. A value that matches no option is typed text: quote it.
+  --text T         typed text to send with (or instead of) the picked options
+  --answer Q=V     the answer to question Q (its id, header or number) of a card with
+                   several questions; V is read like a value, options separated by ","
+                   on a multi-select question. Repeat for each question.
+  --json           print the answered card as JSON
+
+Prints "Answered <id>: <answer>". Exit status 0 when the relay took the answer
+(sending the same answer again is fine), 1 otherwise with the relay's reason.
+
+${CLIENT_ENV_HELP}`;
+
+function findQuestion(card: Card, key: string): Question {
+  const k = key.trim().toLowerCase();
+  const q =
+    card.questions.find((x) => x.id === key.trim()) ??
+    card.questions.find((x) => x.id.toLowerCase() === k || x.header?.toLowerCase() === k) ??
+    (/^\d+$/.test(k) ? card.questions[Number(k) - 1] : undefined);
+  if (!q) throw new UsageError(`card ${card.id} has no question "${key}" (questions: ${card.questions.map((x) => x.id).join(', ')}).`);
+  return q;
+}
+
+/** Builds the answer from positional values, --text and --answer pairs. */
+export function buildAnswer(card: Card, values: string[], text: string | undefined, pairs: string[]): Answer {
+  const byQuestion = new Map<Question, string[]>();
+  for (const pair of pairs) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new UsageError(`--answer takes <question>=<value>; got "${pair}".`);
+    const q = findQuestion(card, pair.slice(0, eq));
+    byQuestion.set(q, [...(byQuestion.get(q) ?? []), pair.slice(eq + 1)]);
+  }
+  if (values.length || text !== undefined) {
+    if (card.questions.length !== 1) {
+      throw new UsageError(
+        `card ${card.id} has ${card.questions.length} questions; answer each with --answer <question>=<value> (questions: ${card.questions.map((q) => q.id).join(', ')}).`,
+      );
+    }
+    const q = card.questions[0];
+    byQuestion.set(q, [...(byQuestion.get(q) ?? []), ...values]);
+  }
+  if (byQuestion.size === 0) throw new UsageError('give the answer: askrelay answer <card-id> <value>... (see --help).');
+  const answer: Answer = {};
+  for (const [q, qValues] of byQuestion) {
+    answer[q.id] = readValues(q, qValues, card.questions.length === 1 ? text : undefined);
+  }
+  return answer;
+}
+
+export async function answerCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags('answer', () =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: { ...CLIENT_OPTIONS, text: { type: 'string' }, answer: { type: 'string', short: 'a', multiple: true } },
+    }),
+  );
+  if (values.help) {
+    console.log(ANSWER_HELP);
+    return 0;
+  }
+  const [id, ...rest] = positionals;
+  if (!id) throw new UsageError('give the card id and the answer: askrelay answer <card-id> <value>... (see --help).');
+  const client = new RelayClient(findRelay(values.url));
+  const card = await client.getCard(id);
+  const answered = await client.answer(card.id, buildAnswer(card, rest, values.text, values.answer ?? []));
+  if (values.json) {
+    console.log(JSON.stringify(answered, null, 2));
+  } else {
+    const text = answerText(answered);
+    console.log(answered.questions.length === 1 ? `Answered ${answered.id}: ${text}` : `Answered ${answered.id}:\n${text.replace(/^/gm, '  ')}`);
+  }
+  return 0;
+}

@@ -1,0 +1,62 @@
+import type { AnswerEntry, Card, Question } from '../cards/model.js';
+
+// How cards and answers look in a terminal.
+
+/** One question's answer as a line: picked labels, then any typed text, joined with ", ". */
+export function entryText(entry: AnswerEntry | undefined): string {
+  if (!entry) return '';
+  return [...entry.selected, ...(entry.text ? [entry.text] : [])].join(', ');
+}
+
+/** A card's answer: the bare value for one question, "id: value" lines for several. */
+export function answerText(card: Card): string {
+  const answer = card.answer ?? {};
+  if (card.questions.length === 1) return entryText(answer[card.questions[0].id]);
+  return card.questions.map((q) => `${q.id}: ${entryText(answer[q.id])}`).join('\n');
+}
+
+/** "42s", "9m 5s", "7h 59m", "2d 3h". */
+export function durationText(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m`;
+  return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
+}
+
+/** Time left for a pending card, its status otherwise. */
+export function leftText(card: Card, now = Date.now()): string {
+  if (card.status !== 'pending') return card.status;
+  const ms = Date.parse(card.expiresAt) - now;
+  return ms > 0 ? durationText(ms) : 'due';
+}
+
+export function optionsText(q: Question): string {
+  if (q.options.length === 0) return '(free text)';
+  const list = q.options.map((o, i) => `${i + 1}) ${o.label}`).join('  ');
+  return q.multiSelect ? `${list}  [several]` : list;
+}
+
+function cut(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The cards as a table: one row per question, the card's id and time left on its first row. */
+export function cardsTable(cards: Card[], now = Date.now()): string {
+  const rows: string[][] = [['ID', 'LEFT', 'HEADER', 'QUESTION', 'OPTIONS']];
+  for (const card of cards) {
+    card.questions.forEach((q, i) => {
+      const header = q.header ?? (i === 0 && card.title ? card.title : '');
+      rows.push([
+        i === 0 ? card.id : '',
+        i === 0 ? leftText(card, now) : '',
+        cut(header, 16),
+        cut(q.text, 60),
+        optionsText(q),
+      ]);
+    });
+  }
+  const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
+  return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col]))).join('  ').trimEnd()).join('\n');
+}
