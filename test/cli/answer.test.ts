@@ -1,0 +1,209 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Card, CardInput } from '../../src/cards/model.js';
+import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+
+// `askrelay cards`, `askrelay answer` and `askrelay skip` as a person at a terminal runs them.
+
+const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'askrelay-cli-'));
+
+interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(relay: TestRelay, args: string[]): Promise<Run> {
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [BIN, ...args], {
+      cwd: scratch,
+      env: { ...env, ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'test-token' },
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+let relay: TestRelay;
+const run = (...args: string[]) => cli(relay, args);
+
+async function create(input: CardInput, on = relay): Promise<Card> {
+  const res = await on.api('/api/cards', { method: 'POST', json: input });
+  expect(res.status).toBe(201);
+  return (await res.json()) as Card;
+}
+
+async function stored(id: string): Promise<Card> {
+  return (await (await relay.api(`/api/cards/${id}`)).json()) as Card;
+}
+
+const database = () => create({ questions: [{ header: 'DB', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }], waitSeconds: 3600 });
+const colors = () =>
+  create({ questions: [{ text: 'Which colors?', options: ['Red', 'Green', 'Blue'], multiSelect: true }], waitSeconds: 3600 });
+
+beforeAll(async () => {
+  relay = await startTestRelay();
+});
+afterAll(async () => {
+  await relay.stop();
+  rmSync(scratch, { recursive: true, force: true });
+});
+
+describe('askrelay cards', () => {
+  it('lists pending cards as a table, one row per question, and as JSON', async () => {
+    const own = await startTestRelay();
+    try {
+      const empty = await cli(own, ['cards']);
+      expect(empty).toMatchObject({ code: 0, stdout: 'No pending cards.\n' });
+
+      const db = await create({ questions: [{ header: 'DB', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }], waitSeconds: 3600 }, own);
+      const form = await create(
+        {
+          title: 'Setup',
+          questions: [
+            { id: 'name', text: 'Project name?' },
+            { id: 'langs', header: 'Langs', text: 'Languages?', options: ['TS', 'Go', 'Rust'], multiSelect: true },
+          ],
+          waitSeconds: 90,
+        },
+        own,
+      );
+      const answered = await create({ questions: [{ text: 'Done?', options: ['Yes', 'No'] }] }, own);
+      await own.api(`/api/cards/${answered.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['Yes'] } } } });
+
+      const table = await cli(own, ['cards']);
+      expect(table.code).toBe(0);
+      const lines = table.stdout.trimEnd().split('\n');
+      expect(lines).toHaveLength(4);
+      expect(lines[0]).toMatch(/^ID +LEFT +HEADER +QUESTION +OPTIONS$/);
+      expect(lines[1]).toMatch(new RegExp(`^${db.id} +59m \\d+s +DB +Which database\\? +1\\) PostgreSQL  2\\) SQLite$`));
+      expect(lines[2]).toMatch(new RegExp(`^${form.id} +1m \\d+s +Setup +Project name\\? +\\(free text\\)$`));
+      expect(lines[3]).toMatch(/^ +Langs +Languages\? +1\) TS  2\) Go  3\) Rust  \[several\]$/);
+      expect(table.stdout).not.toContain(answered.id);
+
+      const json = await cli(own, ['cards', '--json']);
+      expect((JSON.parse(json.stdout) as { cards: Card[] }).cards.map((c) => c.id)).toEqual([db.id, form.id]);
+
+      const done = await cli(own, ['cards', '--status', 'answered']);
+      expect(done.stdout).toMatch(new RegExp(`${answered.id} +answered +Done\\?`));
+
+      const all = await cli(own, ['cards', '--status', 'all', '--json']);
+      expect((JSON.parse(all.stdout) as { cards: Card[] }).cards).toHaveLength(3);
+
+      const bad = await cli(own, ['cards', '--status', 'bogus']);
+      expect(bad.code).toBe(1);
+      expect(bad.stderr).toMatch(/^askrelay cards: status must be one of pending, answered/);
+    } finally {
+      await own.stop();
+    }
+  });
+});
+
+describe.concurrent('askrelay answer', () => {
+  it('picks an option by its number', async () => {
+    const card = await database();
+    expect(await run('answer', card.id, '2')).toMatchObject({ code: 0, stdout: `Answered ${card.id}: SQLite\n` });
+    expect((await stored(card.id)).answer).toEqual({ q1: { selected: ['SQLite'] } });
+  });
+
+  it('picks an option by its label, in any case', async () => {
+    const card = await database();
+    expect(await run('answer', card.id, 'postgresql')).toMatchObject({ code: 0, stdout: `Answered ${card.id}: PostgreSQL\n` });
+    expect((await stored(card.id)).answer).toEqual({ q1: { selected: ['PostgreSQL'] } });
+  });
+
+  it('sends a value that matches no option as free text, and adds --text', async () => {
+    const card = await database();
+    const result = await run('answer', card.id, 'MySQL, if we must');
+    expect(result).toMatchObject({ code: 0, stdout: `Answered ${card.id}: MySQL, if we must\n` });
+    expect((await stored(card.id)).answer).toEqual({ q1: { selected: [], text: 'MySQL, if we must' } });
+
+    const other = await database();
+    expect((await run('answer', other.id, '1', '--text', 'for now')).code).toBe(0);
+    expect((await stored(other.id)).answer).toEqual({ q1: { selected: ['PostgreSQL'], text: 'for now' } });
+  });
+
+  it('picks several options on a multi-select question, as values or comma-separated', async () => {
+    const card = await colors();
+    expect(await run('answer', card.id, '3', 'red')).toMatchObject({ code: 0, stdout: `Answered ${card.id}: Red, Blue\n` });
+    expect((await stored(card.id)).answer).toEqual({ q1: { selected: ['Red', 'Blue'] } });
+
+    const other = await colors();
+    expect((await run('answer', other.id, 'Green,Blue')).code).toBe(0);
+    expect((await stored(other.id)).answer).toEqual({ q1: { selected: ['Green', 'Blue'] } });
+  });
+
+  it('answers a card with several questions through --answer', async () => {
+    const card = await create({
+      questions: [
+        { id: 'db', header: 'Database', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] },
+        { id: 'langs', text: 'Languages?', options: ['TS', 'Go', 'Rust'], multiSelect: true },
+        { id: 'name', text: 'Project name?' },
+      ],
+      waitSeconds: 3600,
+    });
+    const without = await run('answer', card.id, '1');
+    expect(without.code).toBe(1);
+    expect(without.stderr).toContain(`askrelay answer: card ${card.id} has 3 questions; answer each with --answer <question>=<value> (questions: db, langs, name)`);
+
+    const unknown = await run('answer', card.id, '--answer', 'nope=1');
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr).toContain('has no question "nope"');
+
+    const result = await run('answer', card.id, '--answer', 'database=sqlite', '--answer', 'langs=1,rust', '-a', '3=askrelay');
+    expect(result).toMatchObject({ code: 0, stdout: `Answered ${card.id}:\n  db: SQLite\n  langs: TS, Rust\n  name: askrelay\n` });
+    expect((await stored(card.id)).answer).toEqual({
+      db: { selected: ['SQLite'] },
+      langs: { selected: ['TS', 'Rust'] },
+      name: { selected: [], text: 'askrelay' },
+    });
+  });
+
+  it('--json prints the answered card', async () => {
+    const card = await database();
+    const result = await run('answer', card.id, 'SQLite', '--json');
+    expect(result.code).toBe(0);
+    expect(JSON.parse(result.stdout)).toMatchObject({ id: card.id, status: 'answered', answer: { q1: { selected: ['SQLite'] } } });
+  });
+
+  it('exits 1 with the relay\'s message for an unknown card, a closed card or a refused answer', async () => {
+    const missing = await run('answer', 'c_nope', '1');
+    expect(missing).toMatchObject({ code: 1, stdout: '', stderr: 'askrelay answer: No card "c_nope".\n' });
+
+    const card = await database();
+    expect((await run('answer', card.id, '1', '2')).stderr).toContain('askrelay answer: Question "q1" takes one choice; 2 were picked.');
+
+    const skipped = await database();
+    await relay.api(`/api/cards/${skipped.id}/skip`, { method: 'POST' });
+    const late = await run('answer', skipped.id, '1');
+    expect(late.code).toBe(1);
+    expect(late.stderr).toBe('askrelay answer: The card is skipped; it no longer takes answers.\n');
+
+    const none = await run('answer', card.id);
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('askrelay answer: give the answer');
+  });
+});
+
+describe.concurrent('askrelay skip', () => {
+  it('skips a card', async () => {
+    const card = await database();
+    expect(await run('skip', card.id)).toMatchObject({ code: 0, stdout: `Skipped ${card.id}.\n` });
+    expect((await stored(card.id)).status).toBe('skipped');
+  });
+
+  it('exits 1 for an unknown card or a missing id', async () => {
+    expect(await run('skip', 'c_nope')).toMatchObject({ code: 1, stderr: 'askrelay skip: No card "c_nope".\n' });
+    expect((await run('skip')).stderr).toContain('askrelay skip: give exactly one card id');
+  });
+});
