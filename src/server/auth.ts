@@ -19,19 +19,31 @@ function equal(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
-export function isAuthorized(c: Context, token: string): boolean {
+// Which surface a request comes from, recorded with an answer (answeredBy.surface): the
+// page by its cookie; scripts and the CLI may name themselves in a header.
+const SURFACE_HEADER = 'x-askrelay-surface';
+const SURFACE_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+
+/** The surface of an authorized request, or undefined when it is not authorized. */
+export function authorizedSurface(c: Context, token: string): string | undefined {
   const header = c.req.header('authorization') ?? '';
   const bearer = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
-  if (bearer) return equal(bearer, token);
+  if (bearer) {
+    if (!equal(bearer, token)) return undefined;
+    const named = c.req.header(SURFACE_HEADER)?.trim().toLowerCase() ?? '';
+    return SURFACE_NAME.test(named) ? named : 'api';
+  }
   const cookie = getCookie(c, COOKIE);
-  return cookie !== undefined && equal(cookie, cookieValue(token));
+  return cookie !== undefined && equal(cookie, cookieValue(token)) ? 'web' : undefined;
 }
 
-export function requireToken(token: string): MiddlewareHandler {
+export type AuthEnv = { Variables: { surface: string } };
+
+export function requireToken(token: string): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
-    if (!isAuthorized(c, token)) {
-      throw new RelayError('unauthorized', 'Send the relay token as "Authorization: Bearer <token>".');
-    }
+    const surface = authorizedSurface(c, token);
+    if (!surface) throw new RelayError('unauthorized', 'Send the relay token as "Authorization: Bearer <token>".');
+    c.set('surface', surface);
     await next();
   };
 }
@@ -44,6 +56,7 @@ export async function login(c: Context, token: string) {
   setCookie(c, COOKIE, cookieValue(token), {
     httpOnly: true,
     sameSite: 'Strict',
+    secure: new URL(c.req.url).protocol === 'https:',
     path: '/',
     maxAge: 400 * 24 * 3600,
   });

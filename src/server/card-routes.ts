@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { AnswerSchema, CardInputSchema, CardStatusSchema } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { Relay } from '../relay/relay.js';
+import type { AuthEnv } from './auth.js';
 import { readJson } from './http.js';
 
 const AnswerBodySchema = z.object({ answers: AnswerSchema });
@@ -10,6 +11,7 @@ const ListQuerySchema = z.object({
   status: CardStatusSchema.optional(),
   sessionId: z.string().min(1).optional(),
   limit: z.coerce.number().int().positive().max(10_000).optional(),
+  order: z.enum(['oldest', 'newest']).optional(),
 });
 
 const MAX_WAIT_SECONDS = 3600;
@@ -24,7 +26,8 @@ function waitTimeout(raw: string | undefined): number {
 }
 
 export function cardRoutes(relay: Relay) {
-  const app = new Hono();
+  const app = new Hono<AuthEnv>();
+  const human = (surface: string) => ({ kind: 'human' as const, id: 'operator', surface });
 
   app.post('/', async (c) => {
     const input = await readJson(c, CardInputSchema);
@@ -34,7 +37,7 @@ export function cardRoutes(relay: Relay) {
   app.get('/', (c) => {
     const query = ListQuerySchema.safeParse(c.req.query());
     if (!query.success) {
-      throw new RelayError('invalid_request', `status must be one of ${CardStatusSchema.options.join(', ')}; limit a positive whole number.`);
+      throw new RelayError('invalid_request', `status must be one of ${CardStatusSchema.options.join(', ')}; limit a positive whole number; order oldest or newest.`);
     }
     return c.json({ cards: relay.list(query.data) });
   });
@@ -46,10 +49,10 @@ export function cardRoutes(relay: Relay) {
     relay.get(id); // an unknown card is 404 before anything about the body
     const body = await readJson(c, AnswerBodySchema);
     const key = c.req.header('idempotency-key')?.trim() || undefined;
-    return c.json(relay.answer(id, body.answers, { idempotencyKey: key }));
+    return c.json(relay.answer(id, body.answers, { idempotencyKey: key, by: human(c.get('surface')) }));
   });
 
-  app.post('/:id/skip', (c) => c.json(relay.skip(c.req.param('id'))));
+  app.post('/:id/skip', (c) => c.json(relay.skip(c.req.param('id'), human(c.get('surface')))));
 
   app.get('/:id/wait', async (c) => {
     const id = c.req.param('id');

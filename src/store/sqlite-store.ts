@@ -82,8 +82,9 @@ export class SqliteStore implements CardStore {
       where.push('session_id = ?');
       params.push(filter.sessionId);
     }
+    const direction = filter.order === 'newest' ? 'DESC' : 'ASC';
     const sql = `SELECT data FROM cards ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-      ORDER BY created_at, id LIMIT ?`;
+      ORDER BY created_at ${direction}, rowid ${direction} LIMIT ?`;
     params.push(filter.limit ?? -1);
     const rows = this.db.prepare(sql).pluck().all(...params) as string[];
     return rows.map((data) => JSON.parse(data) as Card);

@@ -8,6 +8,8 @@ export interface CardFilter {
   status?: CardStatus;
   sessionId?: string;
   limit?: number;
+  /** Oldest first unless told otherwise. */
+  order?: 'oldest' | 'newest';
 }
 
 export interface CardClose {

@@ -145,6 +145,14 @@ describe('GET /api/cards', () => {
     expect(none.cards).toEqual([]);
   });
 
+  it('lists newest first on request', async () => {
+    const a = await createCard();
+    const b = await createCard();
+    const newest = (await (await relay.api('/api/cards?order=newest&limit=2')).json()) as { cards: Card[] };
+    expect(newest.cards.map((c) => c.id)).toEqual([b.id, a.id]);
+    await expectError(await relay.api('/api/cards?order=random'), 400, 'invalid_request');
+  });
+
   it('GET /api/cards/:id of an unknown card is 404', async () => {
     await expectError(await relay.api('/api/cards/c_unknown'), 404, 'not_found');
   });
@@ -178,6 +186,24 @@ describe('POST /api/cards/:id/answer', () => {
     expect(answered.status).toBe('answered');
     expect(answered.answer).toEqual(ok);
     expect(answered.answeredBy).toEqual({ kind: 'human', id: 'operator', surface: 'api' });
+  });
+
+  it('records the surface an answer came from: the page by its cookie, a script by its header', async () => {
+    const login = await fetch(new URL('/api/login', relay.url), { method: 'POST', body: JSON.stringify({ token: 'test-token' }) });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0];
+    const byPage = await createCard();
+    const res = await fetch(new URL(`/api/cards/${byPage.id}/answer`, relay.url), {
+      method: 'POST',
+      headers: { cookie },
+      body: JSON.stringify({ answers: { q1: { selected: ['SQLite'] } } }),
+    });
+    expect(((await res.json()) as Card).answeredBy).toEqual({ kind: 'human', id: 'operator', surface: 'web' });
+    const byCli = await createCard();
+    const cli = await answer(byCli.id, { q1: { selected: ['SQLite'] } }, { 'x-askrelay-surface': 'cli' });
+    expect(((await cli.json()) as Card).answeredBy?.surface).toBe('cli');
+    const odd = await createCard();
+    const weird = await answer(odd.id, { q1: { selected: ['SQLite'] } }, { 'x-askrelay-surface': 'not a name!' });
+    expect(((await weird.json()) as Card).answeredBy?.surface).toBe('api');
   });
 
   it('an unknown card is 404, whatever the body', async () => {
