@@ -8,7 +8,7 @@ import { ApiError, UnreachableError, type RelayClient } from './client.js';
 /** Each long poll asks for at most this long; fetch and proxies cut longer requests. */
 export const MAX_POLL_SECONDS = 60;
 const FIRST_BACKOFF_MS = 200;
-const MAX_BACKOFF_MS = 3000;
+const MAX_BACKOFF_MS = 2000;
 /** Allowance for the relay's clock and restart before the client gives up after the deadline. */
 const GRACE_MS = 2000;
 

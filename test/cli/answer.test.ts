@@ -59,7 +59,7 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-describe('askrelay cards', () => {
+describe('askrelay cards', { timeout: 60_000 }, () => {
   it('lists pending cards as a table, one row per question, and as JSON', async () => {
     const own = await startTestRelay();
     try {
@@ -109,7 +109,7 @@ describe('askrelay cards', () => {
   });
 });
 
-describe.concurrent('askrelay answer', () => {
+describe.concurrent('askrelay answer', { timeout: 60_000 }, () => {
   it('picks an option by its number', async () => {
     const card = await database();
     expect(await run('answer', card.id, '2')).toMatchObject({ code: 0, stdout: `Answered ${card.id}: SQLite\n` });
@@ -195,7 +195,7 @@ describe.concurrent('askrelay answer', () => {
   });
 });
 
-describe.concurrent('askrelay skip', () => {
+describe.concurrent('askrelay skip', { timeout: 60_000 }, () => {
   it('skips a card', async () => {
     const card = await database();
     expect(await run('skip', card.id)).toMatchObject({ code: 0, stdout: `Skipped ${card.id}.\n` });

@@ -73,7 +73,7 @@ afterAll(async () => {
   rmSync(scratch, { recursive: true, force: true });
 });
 
-describe.concurrent('askrelay ask', () => {
+describe.concurrent('askrelay ask', { timeout: 60_000 }, () => {
   it('blocks until the card is answered, prints the label and exits 0', async () => {
     const running = ask('Which database?', '--choice', 'PostgreSQL', '--choice', 'SQLite', '--header', 'DB');
     const card = await cardAsking('Which database?');
@@ -204,7 +204,7 @@ describe.concurrent('askrelay ask', () => {
   });
 });
 
-describe('askrelay ask across a relay restart', () => {
+describe('askrelay ask across a relay restart', { timeout: 60_000 }, () => {
   it('keeps waiting while the relay is down and gets the answer given after it is back', async () => {
     const data = mkdtempSync(join(tmpdir(), 'askrelay-restart-'));
     const config = serveConfig({ port: '0', data }, { ASKRELAY_TOKEN: 'test-token' });
