@@ -111,6 +111,8 @@ export class RelayClient {
         headers: {
           authorization: `Bearer ${this.target.token}`,
           accept: 'application/json',
+          // Recorded with answers and skips as answeredBy.surface.
+          'x-askrelay-surface': 'cli',
           ...(options.json !== undefined ? { 'content-type': 'application/json' } : {}),
         },
         body: options.json !== undefined ? JSON.stringify(options.json) : undefined,

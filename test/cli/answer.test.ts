@@ -113,7 +113,7 @@ describe.concurrent('askrelay answer', { timeout: 60_000 }, () => {
   it('picks an option by its number', async () => {
     const card = await database();
     expect(await run('answer', card.id, '2')).toMatchObject({ code: 0, stdout: `Answered ${card.id}: SQLite\n` });
-    expect((await stored(card.id)).answer).toEqual({ q1: { selected: ['SQLite'] } });
+    expect(await stored(card.id)).toMatchObject({ answer: { q1: { selected: ['SQLite'] } }, answeredBy: { kind: 'human', surface: 'cli' } });
   });
 
   it('picks an option by its label, in any case', async () => {
