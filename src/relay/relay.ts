@@ -109,7 +109,8 @@ export class Relay {
   }
 
   list(filter: CardFilter = {}): Card[] {
-    return this.store.listCards(filter);
+    const cards = this.store.listCards(filter).map((card) => this.expireIfDue(card));
+    return filter.status ? cards.filter((card) => card.status === filter.status) : cards;
   }
 
   answer(id: string, answer: Answer, options: AnswerOptions = {}): Card {

@@ -112,9 +112,12 @@ describe('expiry', () => {
 
   it('a read that notices a passed deadline expires the card even before the timer fires', () => {
     const card = relay.create({ ...question, waitSeconds: 10 });
+    const other = relay.create({ ...question, waitSeconds: 10 });
     relay.stop(); // no timer any more
     clock.advance(11_000);
     expect(relay.get(card.id).status).toBe('expired');
+    expect(relay.list({ status: 'pending' })).toEqual([]);
+    expect(relay.list({ status: 'expired' }).map((c) => c.id)).toEqual([card.id, other.id]);
   });
 });
 
