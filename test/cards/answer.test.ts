@@ -3,7 +3,7 @@ import { checkAnswer, sameAnswer } from '../../src/cards/answer.js';
 import { normalizeQuestions } from '../../src/cards/draft.js';
 import type { Card } from '../../src/cards/model.js';
 import { findCredential } from '../../src/cards/secrets.js';
-import { RelayError } from '../../src/errors.js';
+import { codeOf } from '../support/refusal.js';
 
 function card(overrides: Partial<Card> = {}): Card {
   return {
@@ -30,15 +30,6 @@ function card(overrides: Partial<Card> = {}): Card {
   };
 }
 
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof RelayError) return err.code;
-    throw err;
-  }
-  return 'accepted';
-};
 
 describe('checkAnswer', () => {
   it('returns the canonical form: option spelling, option order, trimmed text', () => {

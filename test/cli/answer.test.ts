@@ -1,38 +1,17 @@
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card, CardInput } from '../../src/cards/model.js';
+import { runCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 
 // `askrelay cards`, `askrelay answer` and `askrelay skip` as a person at a terminal runs them.
 
-const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'askrelay-cli-'));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cli(relay: TestRelay, args: string[]): Promise<Run> {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], {
-      cwd: scratch,
-      env: { ...env, ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'test-token' },
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (relay: TestRelay, args: string[]) =>
+  runCli(args, { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'test-token' }, scratch);
 
 let relay: TestRelay;
 const run = (...args: string[]) => cli(relay, args);

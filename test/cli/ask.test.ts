@@ -1,41 +1,19 @@
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { serveConfig } from '../../src/config.js';
 import { startRelay } from '../../src/server/serve.js';
+import { runCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 
 // `askrelay ask` as a script runs it: a child process against a real relay.
 
-const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'askrelay-cli-'));
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-function cleanEnv(): NodeJS.ProcessEnv {
-  return Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
-}
-
-function cli(args: string[], env: Record<string, string | undefined>): Promise<Run> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { cwd: scratch, env: { ...cleanEnv(), ...env } });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (d) => (stdout += d));
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
+const cli = (args: string[], env: Record<string, string | undefined>) => runCli(args, env, scratch);
 
 let relay: TestRelay;
 const env = () => ({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'test-token' });

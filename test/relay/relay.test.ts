@@ -7,6 +7,7 @@ import { RelayError } from '../../src/errors.js';
 import { cardIdFor, Relay } from '../../src/relay/relay.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { codeOf } from '../support/refusal.js';
 
 const HOUR = 3_600_000;
 const question = { questions: [{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite'] }] };
@@ -35,15 +36,6 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const codeOf = (fn: () => unknown) => {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof RelayError) return err.code;
-    throw err;
-  }
-  return 'accepted';
-};
 
 describe('creating', () => {
   it('stores a pending card that expires after the default wait, or 2 h on the extension engine', () => {
