@@ -1,0 +1,167 @@
+// The server side of the benchmark, run in its own process (forked by bench/run.ts with
+// --expose-gc) so that neither the harness's HTTP client nor its bookkeeping shares the
+// server's event loop or pollutes its memory numbers.
+//
+//   node --expose-gc --import tsx bench/child.ts bare
+//   node --expose-gc --import tsx bench/child.ts relay <dataDir>
+//
+// It talks to the parent over the IPC channel: one request message in, one reply out.
+
+import { serve, type ServerType } from '@hono/node-server';
+import Database from 'better-sqlite3';
+import { Hono } from 'hono';
+import { existsSync, statSync } from 'node:fs';
+import http from 'node:http';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { serveConfig } from '../src/config.js';
+import { DB_FILE, startRelay, type RunningRelay } from '../src/server/serve.js';
+import { BENCH_ANSWER, benchDraft } from './draft.js';
+
+export type ChildRequest =
+  | { cmd: 'fill'; pending: number }
+  | { cmd: 'serverTimes'; reset?: boolean }
+  | { cmd: 'warm'; cards: number }
+  | { cmd: 'mem' }
+  | { cmd: 'restart'; makeOverdue?: boolean }
+  | { cmd: 'exit' };
+
+export interface Memory {
+  rss: number;
+  heapUsed: number;
+  heapTotal: number;
+  external: number;
+  arrayBuffers: number;
+  /** The SQLite file plus its WAL, in bytes (only for a relay). */
+  dbBytes?: number;
+}
+
+export type ChildReply =
+  | { ok: true; url: string; token?: string }
+  | { ok: true; pending: number; ms: number }
+  | { ok: true; memory: Memory }
+  | { ok: true; times: Record<string, number[]>; cpu: NodeJS.CpuUsage }
+  | { ok: true; ms: number; url: string; recovered: { expired: number; pending: number } }
+  | { ok: false; error: string };
+
+// Server-side time per request, from Node's 'request' event to the response's 'finish'
+// (handed to the kernel): what the server itself spends, without the client or the network.
+const serverTimes: Record<string, number[]> = {};
+const routeOf = (method: string | undefined, url: string | undefined) =>
+  `${method} ${(url ?? '').split('?')[0].replace(/\/api\/cards\/[^/]+/, '/api/cards/:id')}`;
+const originalEmit = http.Server.prototype.emit;
+http.Server.prototype.emit = function (this: http.Server, event: string, ...args: unknown[]) {
+  if (event === 'request') {
+    const [req, res] = args as [http.IncomingMessage, http.ServerResponse];
+    const start = performance.now();
+    res.once('finish', () => (serverTimes[routeOf(req.method, req.url)] ??= []).push(performance.now() - start));
+  }
+  return originalEmit.apply(this, [event, ...args] as Parameters<typeof originalEmit>);
+} as typeof http.Server.prototype.emit;
+
+const send = (reply: ChildReply) => process.send!(reply);
+
+function gcNow(): void {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('run the child with --expose-gc');
+  // Twice: the first pass can leave objects that only a second one frees (weak refs, finalizers).
+  gc();
+  gc();
+}
+
+function memory(dbFile?: string): Memory {
+  gcNow();
+  const { rss, heapUsed, heapTotal, external, arrayBuffers } = process.memoryUsage();
+  const size = (file: string) => (existsSync(file) ? statSync(file).size : 0);
+  const dbBytes = dbFile ? size(dbFile) + size(`${dbFile}-wal`) : undefined;
+  return { rss, heapUsed, heapTotal, external, arrayBuffers, ...(dbBytes !== undefined ? { dbBytes } : {}) };
+}
+
+function listen(app: Hono): Promise<ServerType> {
+  return new Promise((resolve, reject) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    s.once('error', reject);
+  });
+}
+
+async function bare(): Promise<void> {
+  // The least a hono app on @hono/node-server can do: route, build a small JSON response.
+  const app = new Hono();
+  app.get('/ping', (c) => c.json({ ok: true, version: '0.0.0' }));
+  app.post('/echo', async (c) => c.json({ ok: true, got: Object.keys(await c.req.json()).length }));
+  const server = await listen(app);
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  send({ ok: true, url: `http://127.0.0.1:${port}/` });
+  process.on('message', (msg: ChildRequest) => {
+    if (msg.cmd === 'exit') server.close(() => process.exit(0));
+    else if (msg.cmd === 'serverTimes') {
+      send({ ok: true, times: { ...serverTimes }, cpu: process.cpuUsage() });
+      if (msg.reset) for (const key of Object.keys(serverTimes)) delete serverTimes[key];
+    } else send({ ok: false, error: `bare server has no "${msg.cmd}"` });
+  });
+}
+
+async function relay(dataDir: string): Promise<void> {
+  const config = serveConfig({ port: '0', data: dataDir }, { ASKRELAY_TOKEN: 'bench' });
+  let running: RunningRelay = await startRelay(config);
+  let serial = 0;
+  send({ ok: true, url: running.url, token: running.token });
+
+  const handle = async (msg: ChildRequest): Promise<ChildReply> => {
+    switch (msg.cmd) {
+      case 'fill': {
+        // Straight through the relay core (no HTTP): the same create() the API route calls,
+        // with the same validation, store insert, deadline and event.
+        const start = performance.now();
+        while (running.relay.pendingCount < msg.pending) running.relay.create(benchDraft(`fill ${serial++}`));
+        return { ok: true, pending: running.relay.pendingCount, ms: performance.now() - start };
+      }
+      case 'warm': {
+        // Runs create and answer through every code path once, then leaves nothing pending,
+        // so the memory baseline already holds compiled code, prepared statements and caches.
+        const start = performance.now();
+        for (let i = 0; i < msg.cards; i++) {
+          const card = running.relay.create(benchDraft(`warm ${serial++}`));
+          running.relay.answer(card.id, BENCH_ANSWER);
+        }
+        return { ok: true, pending: running.relay.pendingCount, ms: performance.now() - start };
+      }
+      case 'mem':
+        return { ok: true, memory: memory(join(config.dataDir, DB_FILE)) };
+      case 'serverTimes': {
+        const times = { ...serverTimes };
+        if (msg.reset) for (const key of Object.keys(serverTimes)) delete serverTimes[key];
+        return { ok: true, times, cpu: process.cpuUsage() };
+      }
+      case 'restart': {
+        await running.close();
+        if (msg.makeOverdue) {
+          // Pretend the relay was down past every deadline: the start must expire them all.
+          const db = new Database(join(config.dataDir, DB_FILE));
+          db.prepare(`UPDATE cards SET expires_at = created_at + 1 WHERE status = 'pending'`).run();
+          db.close();
+        }
+        const start = performance.now();
+        running = await startRelay(config);
+        const ms = performance.now() - start;
+        return { ok: true, ms, url: running.url, recovered: running.recovered };
+      }
+      case 'exit':
+        await running.close();
+        process.exit(0);
+    }
+  };
+
+  process.on('message', (msg: ChildRequest) => {
+    handle(msg).then(send, (err: unknown) => send({ ok: false, error: String((err as Error)?.stack ?? err) }));
+  });
+}
+
+const [mode, dataDir] = process.argv.slice(2);
+if (mode === 'bare') await bare();
+else if (mode === 'relay' && dataDir) await relay(dataDir);
+else {
+  console.error('usage: child.ts bare | relay <dataDir>');
+  process.exit(2);
+}

@@ -1,0 +1,281 @@
+// npm run bench — latency, memory and restart numbers for the relay on loopback.
+// Not part of `npm test`. See docs/performance.md for what each number means.
+//
+// Environment knobs (all optional):
+//   BENCH_ITER=1000        measured iterations per relay latency (baseline: 2 × this)
+//   BENCH_SIZES=1000,10000 pending-card counts to measure at
+//   BENCH_CPU_PROF=dir     run the relay processes with --cpu-prof, profiles written to dir
+//   BENCH_JSON=1           also print every number as one JSON object at the end
+
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { Child, SseClient, agent, request, stats, type SseEvent, type Stats } from './client.js';
+import type { Memory } from './child.js';
+import { BENCH_ANSWER, benchDraft } from './draft.js';
+
+const ITER = Number(process.env.BENCH_ITER ?? 1000);
+const BASELINE_ITER = 2 * ITER;
+const WARMUP = 200;
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').map(Number);
+const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
+
+const TARGET = { latencyFactor: 2, bytesPerCard: 10 * 1024, restartMs: 1000 };
+
+const log = (line: string) => process.stderr.write(`${line}\n`);
+
+// ---- measurements ----------------------------------------------------------------------
+
+type Times = { ok: true; times: Record<string, number[]>; cpu: NodeJS.CpuUsage };
+const cpuMs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => (b.user + b.system - a.user - a.system) / 1000;
+
+async function baseline(): Promise<{ get: Stats; post: Stats; serverGet: Stats; serverPost: Stats; cpuGet: number; cpuPost: number }> {
+  const child = await Child.start(['bare']);
+  try {
+    const get = async () => {
+      const t0 = performance.now();
+      const r = await request(child.url, 'GET', '/ping');
+      if (r.status !== 200) throw new Error(`bare GET: HTTP ${r.status}`);
+      return r.at - t0;
+    };
+    const post = async () => {
+      const t0 = performance.now();
+      const r = await request(child.url, 'POST', '/echo', { json: benchDraft('echo') });
+      if (r.status !== 200) throw new Error(`bare POST: HTTP ${r.status}`);
+      return r.at - t0;
+    };
+    for (let i = 0; i < WARMUP; i++) await get(), await post();
+    const c0 = (await child.call<Times>({ cmd: 'serverTimes', reset: true })).cpu;
+    const g: number[] = [];
+    for (let i = 0; i < BASELINE_ITER; i++) g.push(await get());
+    const c1 = (await child.call<Times>({ cmd: 'serverTimes' })).cpu;
+    const p: number[] = [];
+    for (let i = 0; i < BASELINE_ITER; i++) p.push(await post());
+    const { times, cpu: c2 } = await child.call<Times>({ cmd: 'serverTimes' });
+    return {
+      get: stats(g),
+      post: stats(p),
+      serverGet: stats(times['GET /ping']),
+      serverPost: stats(times['POST /echo']),
+      cpuGet: cpuMs(c0, c1) / BASELINE_ITER,
+      cpuPost: cpuMs(c1, c2) / BASELINE_ITER,
+    };
+  } finally {
+    await child.stop();
+  }
+}
+
+interface RelayRun {
+  pending: number;
+  fillMs: number;
+  sse: Stats;
+  createPost: Stats;
+  release: Stats;
+  answerPost: Stats;
+  serverCreate: Stats;
+  serverAnswer: Stats;
+  /** Bare GET round trips sampled in the same loop: the baseline under the same machine load. */
+  control: Stats;
+  /** Relay process CPU (user + system) per iteration: one create, one long poll, one answer, two SSE events. */
+  cpuPerIteration: number;
+  restart: { ms: number; recovered: { expired: number; pending: number } };
+  restartOverdue: { ms: number; recovered: { expired: number; pending: number } };
+}
+
+async function relayLatencies(pending: number): Promise<RelayRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'askrelay-bench-'));
+  const child = await Child.start(['relay', dir], PROFILE);
+  const bare = await Child.start(['bare']);
+  const sse = new SseClient();
+  try {
+    const fill = await child.call<{ ok: true; pending: number; ms: number }>({ cmd: 'fill', pending });
+    log(`  ${fill.pending} pending cards created in ${fill.ms.toFixed(0)} ms (relay.create, no HTTP)`);
+    await sse.open(child.url, '/api/events', child.token);
+
+    let serial = 0;
+    // One create → SSE sample, then one answer → long-poll release sample on that same card,
+    // so the number of pending cards stays at `pending` throughout.
+    const once = async () => {
+      const title = `bench ${serial++}`;
+      const marker = `"title":${JSON.stringify(title)}`;
+      let created!: (e: SseEvent) => void;
+      const event = new Promise<SseEvent>((r) => (created = r));
+      const off = sse.on((e) => {
+        if (e.event === 'card.created' && e.data.includes(marker)) created(e);
+      });
+      const t0 = performance.now();
+      const post = await request(child.url, 'POST', '/api/cards', { token: child.token, json: benchDraft(title) });
+      if (post.status !== 201) throw new Error(`POST /api/cards: HTTP ${post.status} ${post.text}`);
+      const got = await event;
+      off();
+      const id = (JSON.parse(post.text) as { id: string }).id;
+
+      const wait = request(child.url, 'GET', `/api/cards/${id}/wait?timeout=60`, { token: child.token });
+      // Barrier: the long poll's bytes were already in the relay's socket buffer when this
+      // request was sent, and the relay registers a waiter synchronously while handling the
+      // request, so once /api/health answers the long poll is outstanding. (No sleep: an
+      // idle gap would let the CPUs go cold, which the baseline loop never does.)
+      const barrier = await request(child.url, 'GET', '/api/health');
+      if (barrier.status !== 200) throw new Error(`health: HTTP ${barrier.status}`);
+      const t1 = performance.now();
+      const answer = await request(child.url, 'POST', `/api/cards/${id}/answer`, { token: child.token, json: { answers: BENCH_ANSWER } });
+      const released = await wait;
+      if (answer.status !== 200) throw new Error(`answer: HTTP ${answer.status} ${answer.text}`);
+      if (released.status !== 200 || (JSON.parse(released.text) as { status: string }).status !== 'answered') {
+        throw new Error(`wait: HTTP ${released.status} ${released.text}`);
+      }
+
+      const t2 = performance.now();
+      const control = await request(bare.url, 'GET', '/ping');
+      return { sse: got.at - t0, createPost: post.at - t0, release: released.at - t1, answerPost: answer.at - t1, control: control.at - t2 };
+    };
+
+    for (let i = 0; i < WARMUP; i++) await once();
+    const c0 = (await child.call<Times>({ cmd: 'serverTimes', reset: true })).cpu;
+    const samples: Awaited<ReturnType<typeof once>>[] = [];
+    for (let i = 0; i < ITER; i++) samples.push(await once());
+    sse.close();
+    const { times, cpu: c1 } = await child.call<Times>({ cmd: 'serverTimes', reset: true });
+
+    const restart = await child.call<{ ok: true; ms: number; url: string; recovered: RelayRun['restart']['recovered'] }>({ cmd: 'restart' });
+    if (restart.recovered.pending !== pending) throw new Error(`restart recovered ${restart.recovered.pending} pending, expected ${pending}`);
+    const overdue = await child.call<{ ok: true; ms: number; url: string; recovered: RelayRun['restart']['recovered'] }>({
+      cmd: 'restart',
+      makeOverdue: true,
+    });
+    if (overdue.recovered.expired !== pending) throw new Error(`restart expired ${overdue.recovered.expired}, expected ${pending}`);
+    return {
+      pending,
+      fillMs: fill.ms,
+      sse: stats(samples.map((s) => s.sse)),
+      createPost: stats(samples.map((s) => s.createPost)),
+      release: stats(samples.map((s) => s.release)),
+      answerPost: stats(samples.map((s) => s.answerPost)),
+      serverCreate: stats(times['POST /api/cards']),
+      serverAnswer: stats(times['POST /api/cards/:id/answer']),
+      control: stats(samples.map((s) => s.control)),
+      cpuPerIteration: cpuMs(c0, c1) / ITER,
+      restart: { ms: restart.ms, recovered: restart.recovered },
+      restartOverdue: { ms: overdue.ms, recovered: overdue.recovered },
+    };
+  } finally {
+    sse.close();
+    await Promise.all([child.stop(), bare.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+interface MemoryRun {
+  pending: number;
+  before: Memory;
+  after: Memory;
+  rssPerCard: number;
+  heapPerCard: number;
+}
+
+/** A fresh relay process: warm it up, measure, add `pending` cards, measure again. */
+async function memoryPerCard(pending: number): Promise<MemoryRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'askrelay-bench-mem-'));
+  const child = await Child.start(['relay', dir]);
+  try {
+    await child.call({ cmd: 'warm', cards: 500 });
+    const before = (await child.call<{ ok: true; memory: Memory }>({ cmd: 'mem' })).memory;
+    await child.call({ cmd: 'fill', pending });
+    const after = (await child.call<{ ok: true; memory: Memory }>({ cmd: 'mem' })).memory;
+    return {
+      pending,
+      before,
+      after,
+      rssPerCard: (after.rss - before.rss) / pending,
+      heapPerCard: (after.heapUsed - before.heapUsed) / pending,
+    };
+  } finally {
+    await child.stop();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+// ---- report ---------------------------------------------------------------------------
+
+const ms = (v: number) => `${v.toFixed(3)} ms`;
+const kb = (bytes: number) => `${(bytes / 1024).toFixed(2)} KB`;
+const mb = (bytes: number) => `${(bytes / 1024 / 1024).toFixed(1)} MB`;
+const yes = (ok: boolean) => (ok ? 'yes' : 'NO');
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => `| ${r.map((c, i) => (c ?? '').padEnd(widths[i])).join(' | ')} |`;
+  return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
+
+async function main() {
+  const started = performance.now();
+  const loadStart = loadavg();
+  log(`askrelay bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${ITER} iterations`);
+  log('baseline: bare hono on @hono/node-server…');
+  const base = await baseline();
+  const runs: RelayRun[] = [];
+  const mems: MemoryRun[] = [];
+  for (const n of SIZES) {
+    log(`relay with ${n} pending cards: latencies and restart…`);
+    runs.push(await relayLatencies(n));
+    log(`relay with ${n} pending cards: memory…`);
+    mems.push(await memoryPerCard(n));
+  }
+  agent.destroy();
+
+  const limit = TARGET.latencyFactor * base.get.p50;
+  const rows: string[][] = [['measurement', 'pending', 'p50', 'p99', 'p50 / bare p50', 'target', 'met']];
+  const info = (name: string, pending: string, st: Stats) => rows.push([name, pending, ms(st.p50), ms(st.p99), '', 'info', '']);
+  rows.push(['bare hono GET round trip (baseline)', '-', ms(base.get.p50), ms(base.get.p99), '1.00', 'reference', '']);
+  info("  (server side: 'request' → 'finish')", '-', base.serverGet);
+  rows.push(['  (server CPU per GET)', '-', ms(base.cpuGet), '', '', 'info', '']);
+  info('bare hono POST JSON round trip', '-', base.post);
+  info('  (server side)', '-', base.serverPost);
+  for (const r of runs) {
+    const n = String(r.pending);
+    const ratio = (st: Stats) => `${(st.p50 / base.get.p50).toFixed(2)} (${(st.p50 / r.control.p50).toFixed(2)} vs interleaved)`;
+    rows.push(['create → SSE card.created', n, ms(r.sse.p50), ms(r.sse.p99), ratio(r.sse), `p50 ≤ ${ms(limit)}`, yes(r.sse.p50 <= limit)]);
+    info('  (POST /api/cards round trip)', n, r.createPost);
+    info("  (server side of POST /api/cards, to 'finish')", n, r.serverCreate);
+    rows.push(['answer → wait released', n, ms(r.release.p50), ms(r.release.p99), ratio(r.release), `p50 ≤ ${ms(limit)}`, yes(r.release.p50 <= limit)]);
+    info('  (POST /answer round trip)', n, r.answerPost);
+    info("  (server side of POST /answer, to 'finish')", n, r.serverAnswer);
+    info('  (bare GET, interleaved in this loop)', n, r.control);
+    rows.push(['  (relay CPU per create + wait + answer)', n, ms(r.cpuPerIteration), '', '', 'info', '']);
+  }
+  const rows2: string[][] = [['measurement', 'pending', 'value', 'target', 'met']];
+  for (const m of mems) {
+    rows2.push(['RSS per pending card', String(m.pending), kb(m.rssPerCard), `< ${kb(TARGET.bytesPerCard)}`, yes(m.rssPerCard < TARGET.bytesPerCard)]);
+    rows2.push(['  JS heap per pending card', String(m.pending), kb(m.heapPerCard), 'info', '']);
+    rows2.push(['  RSS before → after (after gc)', String(m.pending), `${mb(m.before.rss)} → ${mb(m.after.rss)}`, 'info', '']);
+    rows2.push(['  SQLite file + WAL before → after', String(m.pending), `${mb(m.before.dbBytes ?? 0)} → ${mb(m.after.dbBytes ?? 0)}`, 'info', '']);
+  }
+  for (const r of runs) {
+    const big = r.pending >= 10_000;
+    rows2.push([
+      'restart, all pending (start → listening)',
+      String(r.pending),
+      ms(r.restart.ms),
+      big ? `< ${TARGET.restartMs} ms` : 'info',
+      big ? yes(r.restart.ms < TARGET.restartMs) : '',
+    ]);
+    rows2.push(['  restart, all overdue (expires them)', String(r.pending), ms(r.restartOverdue.ms), 'info', '']);
+    rows2.push(['  fill via relay.create', String(r.pending), `${((r.fillMs * 1000) / r.pending).toFixed(1)} µs/card`, 'info', '']);
+  }
+
+  console.log(`\naskrelay bench — node ${process.version}, ${cpus().length} CPUs, loopback, node:http keep-alive client`);
+  const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
+  console.log(`latency: ${BASELINE_ITER} baseline / ${ITER} relay samples after ${WARMUP} warm-up; load average ${load(loadStart)} at start, ${load(loadavg())} at end\n`);
+  console.log(table(rows));
+  console.log();
+  console.log(table(rows2));
+  console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
+  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems }));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
