@@ -10,12 +10,16 @@
 import { serve, type ServerType } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import { Hono } from 'hono';
-import { existsSync, statSync } from 'node:fs';
+import { streamSSE } from 'hono/streaming';
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import type { Card } from '../src/cards/model.js';
 import { serveConfig } from '../src/config.js';
 import { DB_FILE, startRelay, type RunningRelay } from '../src/server/serve.js';
+import { SqliteStore } from '../src/store/sqlite-store.js';
 import { BENCH_ANSWER, benchDraft } from './draft.js';
 
 export type ChildRequest =
@@ -89,13 +93,69 @@ async function bare(): Promise<void> {
   const app = new Hono();
   app.get('/ping', (c) => c.json({ ok: true, version: '0.0.0' }));
   app.post('/echo', async (c) => c.json({ ok: true, got: Object.keys(await c.req.json()).length }));
+
+  // The floor for "create → SSE": parse the body, commit one row to SQLite (WAL,
+  // synchronous=NORMAL, the relay's schema through its store), announce it to every SSE
+  // client through hono's streamSSE, answer 201. No auth, no validation, no relay.
+  const dir = mkdtempSync(join(tmpdir(), 'askrelay-bench-floor-'));
+  const store = new SqliteStore(join(dir, DB_FILE));
+  const subscribers = new Set<(chunk: string) => void>();
+  let serial = 0;
+  app.post('/floor', async (c) => {
+    const body = (await c.req.json()) as Record<string, unknown>;
+    const now = Date.now();
+    const card = {
+      ...body,
+      id: `f_${serial++}`,
+      sessionId: null,
+      status: 'pending',
+      createdAt: new Date(now).toISOString(),
+      expiresAt: new Date(now + 3_600_000).toISOString(),
+    } as unknown as Card;
+    store.insertCard(card);
+    const chunk = `event: card.created\ndata: ${JSON.stringify(card)}\n\n`;
+    subscribers.forEach((push) => push(chunk));
+    return c.json(card, 201);
+  });
+  app.get('/events', (c) =>
+    streamSSE(c, async (stream) => {
+      const queue: string[] = [];
+      let wake: (() => void) | undefined;
+      const push = (chunk: string) => {
+        queue.push(chunk);
+        wake?.();
+      };
+      subscribers.add(push);
+      let open = true;
+      stream.onAbort(() => {
+        open = false;
+        wake?.();
+      });
+      try {
+        await stream.write(': connected\n\n');
+        while (open) {
+          if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
+          wake = undefined;
+          if (queue.length) await stream.write(queue.splice(0).join(''));
+        }
+      } finally {
+        subscribers.delete(push);
+      }
+    }),
+  );
   const server = await listen(app);
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : 0;
   send({ ok: true, url: `http://127.0.0.1:${port}/` });
   process.on('message', (msg: ChildRequest) => {
-    if (msg.cmd === 'exit') server.close(() => process.exit(0));
-    else if (msg.cmd === 'serverTimes') {
+    if (msg.cmd === 'exit') {
+      (server as http.Server).closeAllConnections();
+      server.close(() => {
+        store.close();
+        rmSync(dir, { recursive: true, force: true });
+        process.exit(0);
+      });
+    } else if (msg.cmd === 'serverTimes') {
       send({ ok: true, times: { ...serverTimes }, cpu: process.cpuUsage() });
       if (msg.reset) for (const key of Object.keys(serverTimes)) delete serverTimes[key];
     } else send({ ok: false, error: `bare server has no "${msg.cmd}"` });

@@ -61,7 +61,7 @@ export class SseClient {
       // Its own socket (agent: false): the stream stays open for the whole run.
       this.req = http.get(
         new URL(path, base),
-        { agent: false, headers: { authorization: `Bearer ${token}`, accept: 'text/event-stream' } },
+        { agent: false, headers: { accept: 'text/event-stream', ...(token ? { authorization: `Bearer ${token}` } : {}) } },
         (res) => {
           if (res.statusCode !== 200) return reject(new Error(`SSE: HTTP ${res.statusCode}`));
           res.setEncoding('utf8');

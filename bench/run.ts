@@ -30,8 +30,40 @@ const log = (line: string) => process.stderr.write(`${line}\n`);
 type Times = { ok: true; times: Record<string, number[]>; cpu: NodeJS.CpuUsage };
 const cpuMs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => (b.user + b.system - a.user - a.system) / 1000;
 
-async function baseline(): Promise<{ get: Stats; post: Stats; serverGet: Stats; serverPost: Stats; cpuGet: number; cpuPost: number }> {
+interface Baseline {
+  get: Stats;
+  post: Stats;
+  serverGet: Stats;
+  serverPost: Stats;
+  cpuGet: number;
+  cpuPost: number;
+  /** The floor: bare hono that commits the body to SQLite and fans it out over SSE. */
+  floorSse: Stats;
+  floorPost: Stats;
+}
+
+/** Sends POST `path` and waits for the `card.created` event whose title matches, on `sse`. */
+async function createAndSee(url: string, path: string, token: string, sse: SseClient, title: string) {
+  const marker = `"title":${JSON.stringify(title)}`;
+  let created!: (e: SseEvent) => void;
+  const event = new Promise<SseEvent>((r) => (created = r));
+  const off = sse.on((e) => {
+    if (e.event === 'card.created' && e.data.includes(marker)) created(e);
+  });
+  try {
+    const t0 = performance.now();
+    const post = await request(url, 'POST', path, { token, json: benchDraft(title) });
+    if (post.status !== 201) throw new Error(`POST ${path}: HTTP ${post.status} ${post.text}`);
+    const got = await event;
+    return { post, sse: got.at - t0, postMs: post.at - t0 };
+  } finally {
+    off();
+  }
+}
+
+async function baseline(): Promise<Baseline> {
   const child = await Child.start(['bare']);
+  const sse = new SseClient();
   try {
     const get = async () => {
       const t0 = performance.now();
@@ -53,7 +85,15 @@ async function baseline(): Promise<{ get: Stats; post: Stats; serverGet: Stats; 
     const p: number[] = [];
     for (let i = 0; i < BASELINE_ITER; i++) p.push(await post());
     const { times, cpu: c2 } = await child.call<Times>({ cmd: 'serverTimes' });
+
+    await sse.open(child.url, '/events', '');
+    const floor = async (i: number) => createAndSee(child.url, '/floor', '', sse, `floor ${i}`);
+    for (let i = 0; i < WARMUP; i++) await floor(i);
+    const f: { sse: number; postMs: number }[] = [];
+    for (let i = 0; i < ITER; i++) f.push(await floor(WARMUP + i));
     return {
+      floorSse: stats(f.map((x) => x.sse)),
+      floorPost: stats(f.map((x) => x.postMs)),
       get: stats(g),
       post: stats(p),
       serverGet: stats(times['GET /ping']),
@@ -62,6 +102,7 @@ async function baseline(): Promise<{ get: Stats; post: Stats; serverGet: Stats; 
       cpuPost: cpuMs(c1, c2) / BASELINE_ITER,
     };
   } finally {
+    sse.close();
     await child.stop();
   }
 }
@@ -97,18 +138,8 @@ async function relayLatencies(pending: number): Promise<RelayRun> {
     // One create → SSE sample, then one answer → long-poll release sample on that same card,
     // so the number of pending cards stays at `pending` throughout.
     const once = async () => {
-      const title = `bench ${serial++}`;
-      const marker = `"title":${JSON.stringify(title)}`;
-      let created!: (e: SseEvent) => void;
-      const event = new Promise<SseEvent>((r) => (created = r));
-      const off = sse.on((e) => {
-        if (e.event === 'card.created' && e.data.includes(marker)) created(e);
-      });
-      const t0 = performance.now();
-      const post = await request(child.url, 'POST', '/api/cards', { token: child.token, json: benchDraft(title) });
-      if (post.status !== 201) throw new Error(`POST /api/cards: HTTP ${post.status} ${post.text}`);
-      const got = await event;
-      off();
+      const created = await createAndSee(child.url, '/api/cards', child.token, sse, `bench ${serial++}`);
+      const post = created.post;
       const id = (JSON.parse(post.text) as { id: string }).id;
 
       const wait = request(child.url, 'GET', `/api/cards/${id}/wait?timeout=60`, { token: child.token });
@@ -128,7 +159,7 @@ async function relayLatencies(pending: number): Promise<RelayRun> {
 
       const t2 = performance.now();
       const control = await request(bare.url, 'GET', '/ping');
-      return { sse: got.at - t0, createPost: post.at - t0, release: released.at - t1, answerPost: answer.at - t1, control: control.at - t2 };
+      return { sse: created.sse, createPost: created.postMs, release: released.at - t1, answerPost: answer.at - t1, control: control.at - t2 };
     };
 
     for (let i = 0; i < WARMUP; i++) await once();
@@ -233,6 +264,16 @@ async function main() {
   rows.push(['  (server CPU per GET)', '-', ms(base.cpuGet), '', '', 'info', '']);
   info('bare hono POST JSON round trip', '-', base.post);
   info('  (server side)', '-', base.serverPost);
+  rows.push([
+    'floor: bare hono + SQLite insert + SSE, create → SSE',
+    '-',
+    ms(base.floorSse.p50),
+    ms(base.floorSse.p99),
+    (base.floorSse.p50 / base.get.p50).toFixed(2),
+    'info',
+    '',
+  ]);
+  info('  (floor POST round trip)', '-', base.floorPost);
   for (const r of runs) {
     const n = String(r.pending);
     const ratio = (st: Stats) => `${(st.p50 / base.get.p50).toFixed(2)} (${(st.p50 / r.control.p50).toFixed(2)} vs interleaved)`;
