@@ -46,8 +46,10 @@ export function cardRoutes(relay: Relay) {
 
   app.post('/:id/answer', async (c) => {
     const id = c.req.param('id');
-    relay.get(id); // an unknown card is 404 before anything about the body
-    const body = await readJson(c, AnswerBodySchema);
+    const body = await readJson(c, AnswerBodySchema).catch((err: unknown) => {
+      relay.get(id); // an unknown card is 404 before anything about the body
+      throw err;
+    });
     const key = c.req.header('idempotency-key')?.trim() || undefined;
     return c.json(relay.answer(id, body.answers, { idempotencyKey: key, by: human(c.get('surface')) }));
   });

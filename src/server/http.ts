@@ -7,9 +7,11 @@ export const BODY_LIMIT = 64 * 1024;
 
 /** Reads a JSON body of at most BODY_LIMIT bytes and checks it against a schema. */
 export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
-  const declared = Number(c.req.header('content-length') ?? 0);
-  if (declared > BODY_LIMIT) throw tooLarge();
-  const text = await readLimited(c.req.raw);
+  const declared = c.req.header('content-length');
+  if (Number(declared ?? 0) > BODY_LIMIT) throw tooLarge();
+  // With a declared length Node stops the body there, and reading it directly skips the
+  // web-stream plumbing (a measurable share of every request); chunked bodies are counted.
+  const text = declared !== undefined ? await c.req.text() : await readLimited(c.req.raw);
   let body: unknown;
   try {
     body = JSON.parse(text);

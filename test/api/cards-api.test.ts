@@ -129,6 +129,28 @@ describe('POST /api/cards', () => {
     const body = JSON.stringify({ questions: [{ text: 'x'.repeat(70 * 1024) }] });
     await expectError(await relay.api('/api/cards', { method: 'POST', body }), 413, 'body_too_large');
   });
+
+  it('counts a chunked body too, which declares no length', async () => {
+    const chunk = new TextEncoder().encode('x'.repeat(16 * 1024));
+    const stream = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"questions":[{"text":"'));
+        for (let i = 0; i < 5; i++) controller.enqueue(chunk);
+        controller.enqueue(new TextEncoder().encode('"}]}'));
+        controller.close();
+      },
+    });
+    const res = await relay.api('/api/cards', { method: 'POST', body: stream, duplex: 'half' } as RequestInit);
+    await expectError(res, 413, 'body_too_large');
+    const small = new ReadableStream({
+      start(controller) {
+        controller.enqueue(new TextEncoder().encode('{"questions":[{"text":"Chunked?"}]}'));
+        controller.close();
+      },
+    });
+    const ok = await relay.api('/api/cards', { method: 'POST', body: small, duplex: 'half' } as RequestInit);
+    expect(ok.status).toBe(201);
+  });
 });
 
 describe('GET /api/cards', () => {
