@@ -1,39 +1,46 @@
+import type { HttpBindings } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
-import { streamSSE } from 'hono/streaming';
 import type { RelayEvents } from '../relay/events.js';
 
 const HEARTBEAT_MS = 15_000;
+// A client that stops reading is cut off rather than buffered without end; it reconnects
+// and reloads what it shows.
+const MAX_BUFFERED_BYTES = 4 * 1024 * 1024;
 
-// Server-Sent Events: every committed change, as it happens. A client that reconnects
-// reloads the lists it shows, so events carry no replay ids.
+// Each event is serialized once, however many clients listen.
+const serialized = new WeakMap<object, string>();
+function frame(name: string, data: unknown): string {
+  const key = data as object;
+  let json = serialized.get(key);
+  if (json === undefined) serialized.set(key, (json = JSON.stringify(data)));
+  return `event: ${name}\ndata: ${json}\n\n`;
+}
+
+// Server-Sent Events: every committed change, as it happens. Written straight to Node's
+// response, inside the emit, so an event leaves before the request that caused it is
+// even answered. Events carry no replay ids: a client that reconnects reloads its lists.
 export function eventsRoute(events: RelayEvents) {
-  return (c: Context) =>
-    streamSSE(c, async (stream) => {
-      const queue: string[] = [];
-      let wake: (() => void) | undefined;
-      const unsubscribe = events.subscribe((name, data) => {
-        queue.push(`event: ${name}\ndata: ${JSON.stringify(data)}\n\n`);
-        wake?.();
-      });
-      const heartbeat = setInterval(() => {
-        queue.push(': ping\n\n');
-        wake?.();
-      }, HEARTBEAT_MS);
-      let open = true;
-      stream.onAbort(() => {
-        open = false;
-        wake?.();
-      });
-      try {
-        await stream.write('retry: 2000\n: connected\n\n');
-        while (open) {
-          if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-          wake = undefined;
-          if (queue.length) await stream.write(queue.splice(0).join(''));
-        }
-      } finally {
-        clearInterval(heartbeat);
-        unsubscribe();
-      }
+  return (c: Context<{ Bindings: HttpBindings }>) => {
+    const res = c.env.outgoing;
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
     });
+    res.flushHeaders();
+    const send = (text: string) => {
+      if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
+      else res.write(text);
+    };
+    send('retry: 2000\n: connected\n\n');
+    const unsubscribe = events.subscribe((name, data) => send(frame(name, data)));
+    const heartbeat = setInterval(() => send(': ping\n\n'), HEARTBEAT_MS);
+    res.on('close', () => {
+      clearInterval(heartbeat);
+      unsubscribe();
+    });
+    return RESPONSE_ALREADY_SENT;
+  };
 }
