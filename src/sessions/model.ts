@@ -1,0 +1,51 @@
+import { z } from 'zod';
+import { RelayModeSchema } from '../cards/model.js';
+
+// A session is one agent conversation the relay runs on a provider.
+
+export const ProviderIdSchema = z.enum(['claude', 'deepseek']);
+export type ProviderId = z.infer<typeof ProviderIdSchema>;
+
+/**
+ * starting → running ⇄ waiting (a card is open) → idle (the turn ended; the next message
+ * continues) … → stopped (DELETE) | failed (the provider gave up). `stuck` is set by the
+ * watchdog on a running turn with no events for too long; never on a waiting one.
+ */
+export const SessionStatusSchema = z.enum(['starting', 'running', 'waiting', 'idle', 'stuck', 'stopped', 'failed']);
+export type SessionStatus = z.infer<typeof SessionStatusSchema>;
+
+export const TranscriptEntrySchema = z.object({
+  at: z.string(),
+  role: z.enum(['user', 'assistant', 'tool', 'system']),
+  text: z.string(),
+  cardId: z.string().optional(),
+});
+export type TranscriptEntry = z.infer<typeof TranscriptEntrySchema>;
+
+export const SessionSchema = z.object({
+  id: z.string(),
+  provider: ProviderIdSchema,
+  engine: z.string(),
+  model: z.string().optional(),
+  status: SessionStatusSchema,
+  relayMode: RelayModeSchema,
+  agentsMayAnswer: z.boolean(),
+  createdAt: z.string(),
+  updatedAt: z.string(),
+  error: z.string().optional(),
+  transcript: z.array(TranscriptEntrySchema),
+});
+export type Session = z.infer<typeof SessionSchema>;
+
+export const StartSessionSchema = z.object({
+  provider: ProviderIdSchema,
+  engine: z.string().optional(),
+  model: z.string().min(1).optional(),
+  prompt: z.string().trim().min(1, 'prompt is empty'),
+  relayMode: RelayModeSchema.optional(),
+  agentsMayAnswer: z.boolean().optional(),
+  askUserVariant: z.enum(['classic', 'form']).optional(),
+});
+export type StartSession = z.infer<typeof StartSessionSchema>;
+
+export const SessionMessageSchema = z.object({ text: z.string().trim().min(1, 'text is empty') });

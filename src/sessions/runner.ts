@@ -1,0 +1,47 @@
+import type { Card, CardDraft } from '../cards/model.js';
+import type { Session, TranscriptEntry } from './model.js';
+
+// The seam between the session manager and a provider's runner. A runner owns the SDK
+// and its I/O; everything else (cards, waiting, transcript, status) goes through here.
+
+export interface RunnerContext {
+  readonly session: Session;
+  /** Aborted when the session is stopped; runners end their SDK work on it. */
+  readonly signal: AbortSignal;
+  /**
+   * Opens a card for a tool call and resolves once it is closed (answered, skipped,
+   * expired or cancelled), however long that takes. The draft's toolCallId makes a
+   * re-sent call re-attach to the same card.
+   */
+  ask(draft: CardDraft): Promise<Card>;
+  /** Appends to the stored transcript (shown on the page and by GET /api/sessions/:id). */
+  log(role: TranscriptEntry['role'], text: string, cardId?: string): void;
+  /** Marks activity, for the watchdog: a running turn without activity is flagged stuck. */
+  heartbeat(): void;
+  /** The turn ended: the session waits for the user's next message. */
+  idle(): void;
+  /** The provider failed for good. */
+  fail(message: string): void;
+  /** Durable provider state (e.g. the Messages API conversation), kept across restarts. */
+  loadState<T>(): T | undefined;
+  saveState(state: unknown): void;
+  /** Provider endpoint settings read from the environment (see DESIGN.md). */
+  readonly env: NodeJS.ProcessEnv;
+}
+
+export interface Runner {
+  /** Runs the first turn from the prompt (or, after a restart, resumes from saved state). */
+  start(prompt: string, resumed: boolean): Promise<void>;
+  /** The user's next message: continues an idle session. */
+  send(text: string): Promise<void>;
+  /** Stops the SDK work; pending cards are cancelled by the manager. */
+  stop(): Promise<void>;
+}
+
+export interface RunnerFactory {
+  /** Engines this provider offers, the first being the default. */
+  readonly engines: readonly string[];
+  /** The default model when the session names none. */
+  defaultModel(env: NodeJS.ProcessEnv): string;
+  create(ctx: RunnerContext): Runner;
+}
