@@ -18,7 +18,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import type { Card } from '../src/cards/model.js';
 import { serveConfig } from '../src/config.js';
-import { DB_FILE, startRelay, type RunningRelay } from '../src/server/serve.js';
+import { DB_FILE, startRelay, type RunningRelay } from '../src/start.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import { BENCH_ANSWER, benchDraft } from './draft.js';
 

@@ -24,6 +24,8 @@ export interface ServeConfig {
   token?: string;
   waitMs: number;
   waitExtensionMs: number;
+  /** A running turn with no activity for this long is shown as stuck (ASKRELAY_STUCK_AFTER). */
+  stuckAfterMs: number;
 }
 
 export interface ServeFlags {
@@ -45,6 +47,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     token: env.ASKRELAY_TOKEN?.trim() || undefined,
     waitMs: named('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
     waitExtensionMs: named('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
+    stuckAfterMs: named('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
   };
 }
 

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { serveConfig } from '../config.js';
-import { startRelay } from '../server/serve.js';
+import { startRelay } from '../start.js';
 
 export const SERVE_HELP = `askrelay serve — run the relay: its HTTP API, the web page and the card store
 

@@ -4,7 +4,7 @@ import { normalizeQuestions } from '../cards/draft.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { CardFilter, CardStore } from '../store/store.js';
-import { systemClock, type Clock } from './clock.js';
+import { MAX_TIMER_MS, systemClock, type Clock } from './clock.js';
 import { Deadlines } from './deadlines.js';
 import { RelayEvents } from './events.js';
 
@@ -165,6 +165,20 @@ export class Relay {
       set.add(settle);
       signal?.addEventListener('abort', onAbort, { once: true });
     });
+  }
+
+  /**
+   * Resolves once the card is closed, however long that takes (deadlines are hours, timers
+   * cap at ~24 days, so it waits in slices up to the deadline). An abort returns the card
+   * as it stands.
+   */
+  async settle(id: string, signal?: AbortSignal): Promise<Card> {
+    for (;;) {
+      const card = this.get(id);
+      if (card.status !== 'pending' || signal?.aborted) return card;
+      const left = Date.parse(card.expiresAt) - this.clock.now();
+      await this.wait(id, Math.min(Math.max(left, 0) + 50, MAX_TIMER_MS), signal);
+    }
   }
 
   get pendingCount(): number {

@@ -1,18 +1,21 @@
 import { Hono } from 'hono';
 import type { Relay } from '../relay/relay.js';
+import type { SessionManager } from '../sessions/manager.js';
 import { VERSION } from '../version.js';
 import { login, logout, requireToken } from './auth.js';
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
+import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
 
 export interface AppOptions {
   relay: Relay;
+  sessions: SessionManager;
   token: string;
 }
 
-export function createApp({ relay, token }: AppOptions) {
+export function createApp({ relay, sessions, token }: AppOptions) {
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
@@ -22,6 +25,7 @@ export function createApp({ relay, token }: AppOptions) {
   app.post('/api/logout', (c) => logout(c));
   app.use('/api/*', requireToken(token));
   app.route('/api/cards', cardRoutes(relay));
+  app.route('/api/sessions', sessionRoutes(sessions));
   app.get('/api/events', eventsRoute(relay.events));
 
   webPage(app);

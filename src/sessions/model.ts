@@ -33,7 +33,8 @@ export const SessionSchema = z.object({
   createdAt: z.string(),
   updatedAt: z.string(),
   error: z.string().optional(),
-  transcript: z.array(TranscriptEntrySchema),
+  /** The whole transcript on GET /api/sessions/:id; lists leave it out. */
+  transcript: z.array(TranscriptEntrySchema).optional(),
 });
 export type Session = z.infer<typeof SessionSchema>;
 

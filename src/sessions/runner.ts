@@ -18,10 +18,6 @@ export interface RunnerContext {
   log(role: TranscriptEntry['role'], text: string, cardId?: string): void;
   /** Marks activity, for the watchdog: a running turn without activity is flagged stuck. */
   heartbeat(): void;
-  /** The turn ended: the session waits for the user's next message. */
-  idle(): void;
-  /** The provider failed for good. */
-  fail(message: string): void;
   /** Durable provider state (e.g. the Messages API conversation), kept across restarts. */
   loadState<T>(): T | undefined;
   saveState(state: unknown): void;
@@ -29,8 +25,10 @@ export interface RunnerContext {
   readonly env: NodeJS.ProcessEnv;
 }
 
+// A turn ends when start() or send() resolves (the session then waits for the user's next
+// message); a rejection fails the session with its message.
 export interface Runner {
-  /** Runs the first turn from the prompt (or, after a restart, resumes from saved state). */
+  /** Runs the first turn from the prompt, or after a restart (resumed) picks up from saved state. */
   start(prompt: string, resumed: boolean): Promise<void>;
   /** The user's next message: continues an idle session. */
   send(text: string): Promise<void>;

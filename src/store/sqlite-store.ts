@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Card } from '../cards/model.js';
+import { SessionStore } from './session-store.js';
 import type { CardClose, CardFilter, CardStore, CloseResult, PendingDeadline } from './store.js';
 
 const SCHEMA = `
@@ -26,6 +27,7 @@ export interface SqliteOptions {
 export class SqliteStore implements CardStore {
   private readonly db: Database.Database;
   private readonly stmt;
+  readonly sessions: SessionStore;
 
   constructor(file: string, options: SqliteOptions = {}) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -51,6 +53,7 @@ export class SqliteStore implements CardStore {
       ).pluck(),
       deadlines: this.db.prepare(`SELECT id, expires_at AS expiresAt FROM cards WHERE status = 'pending'`),
     };
+    this.sessions = new SessionStore(this.db);
   }
 
   insertCard(card: Card): { card: Card; created: boolean } {

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { serveConfig } from '../../src/config.js';
-import { startRelay } from '../../src/server/serve.js';
+import { startRelay } from '../../src/start.js';
 import { runCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveConfig } from '../../src/config.js';
-import { startRelay, type RunningRelay } from '../../src/server/serve.js';
+import { startRelay, type RunningRelay } from '../../src/start.js';
 
 export interface TestRelay extends RunningRelay {
   dataDir: string;

@@ -2,10 +2,15 @@ import { serve, type ServerType } from '@hono/node-server';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ServeConfig } from '../config.js';
-import { Relay } from '../relay/relay.js';
-import { SqliteStore } from '../store/sqlite-store.js';
-import { createApp } from './app.js';
+import { PROVIDERS } from '../providers/index.js';
+import type { ServeConfig } from './config.js';
+import { Relay } from './relay/relay.js';
+import { createApp } from './server/app.js';
+import { SessionManager } from './sessions/manager.js';
+import { SqliteStore } from './store/sqlite-store.js';
+
+// The composition root: the store, the relay core, the session manager with every
+// provider, and the HTTP surface, wired together and listening.
 
 export const DB_FILE = 'askrelay.sqlite';
 export const TOKEN_FILE = 'token';
@@ -25,6 +30,7 @@ export interface RunningRelay {
   url: string;
   token: string;
   relay: Relay;
+  sessions: SessionManager;
   recovered: { expired: number; pending: number };
   close(): Promise<void>;
 }
@@ -35,7 +41,14 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const store = new SqliteStore(join(config.dataDir, DB_FILE));
   const relay = new Relay({ store, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
   const { expired, pending } = relay.start();
-  const app = createApp({ relay, token });
+  const sessions = new SessionManager({
+    relay,
+    store: store.sessions,
+    providers: PROVIDERS,
+    stuckAfterMs: config.stuckAfterMs,
+  });
+  sessions.recover();
+  const app = createApp({ relay, sessions, token });
 
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
@@ -49,10 +62,12 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     url: `http://${host}:${port}/`,
     token,
     relay,
+    sessions,
     recovered: { expired: expired.length, pending },
     close: () =>
       new Promise<void>((resolve) => {
         relay.stop();
+        void sessions.close();
         // Long polls and event streams would hold close() open; end them.
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
         server.close(() => {

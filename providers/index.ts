@@ -1,0 +1,6 @@
+import type { ProviderId } from '../src/sessions/model.js';
+import type { RunnerFactory } from '../src/sessions/runner.js';
+
+// Every provider the relay can run sessions on. Only the composition root (src/start.ts)
+// imports this; surfaces never do.
+export const PROVIDERS: Partial<Record<ProviderId, RunnerFactory>> = {};
