@@ -26,6 +26,8 @@ export interface ServeConfig {
   waitExtensionMs: number;
   /** A running turn with no activity for this long is shown as stuck (ASKRELAY_STUCK_AFTER). */
   stuckAfterMs: number;
+  /** The environment providers read their endpoints and keys from. */
+  env: NodeJS.ProcessEnv;
 }
 
 export interface ServeFlags {
@@ -48,6 +50,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     waitMs: named('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
     waitExtensionMs: named('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
     stuckAfterMs: named('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
+    env,
   };
 }
 

@@ -45,6 +45,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     relay,
     store: store.sessions,
     providers: PROVIDERS,
+    env: config.env,
     stuckAfterMs: config.stuckAfterMs,
   });
   sessions.recover();

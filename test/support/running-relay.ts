@@ -14,7 +14,9 @@ export interface TestRelay extends RunningRelay {
 /** A real relay on an ephemeral loopback port with its own temporary SQLite file. */
 export async function startTestRelay(env: Record<string, string> = {}, dataDir?: string): Promise<TestRelay> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-test-'));
-  const config = serveConfig({ port: '0', data: dir }, { ASKRELAY_TOKEN: 'test-token', ...env });
+  // Providers get the real environment (PATH, HOME for Claude Code) minus the relay's own settings.
+  const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
+  const config = serveConfig({ port: '0', data: dir }, { ...inherited, ASKRELAY_TOKEN: 'test-token', ...env });
   const running = await startRelay(config);
   return {
     ...running,
