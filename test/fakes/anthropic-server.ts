@@ -1,0 +1,539 @@
+// A wire-faithful, scripted Anthropic Messages API server (node:http only).
+//
+// It speaks what the real API speaks — streaming SSE and whole-message JSON on
+// POST /v1/messages (with or without Claude Code's `?beta=true`), count_tokens,
+// HEAD, and Anthropic-shaped error bodies — while a scripted model decides each
+// reply. Both `@anthropic-ai/sdk` and Claude Code (via
+// `@anthropic-ai/claude-agent-sdk`) accept it. It powers the tests and
+// `askrelay demo`, so it must not import vitest.
+//
+// Run it by hand: node --import tsx test/fakes/anthropic-server.ts [port]
+import { randomBytes } from 'node:crypto';
+import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { pathToFileURL } from 'node:url';
+
+// ---------------------------------------------------------------------------
+// Request shapes (loose on purpose: Claude Code sends fields the SDK types lack)
+
+export interface ContentBlock {
+  type: string;
+  [key: string]: unknown;
+}
+
+export interface MessageParam {
+  role: 'user' | 'assistant';
+  content: string | ContentBlock[];
+}
+
+export interface ToolDefinition {
+  name?: string;
+  type?: string | null;
+  description?: string;
+  input_schema?: unknown;
+  [key: string]: unknown;
+}
+
+/** The JSON body of POST /v1/messages, as the client sent it. */
+export interface MessagesRequest {
+  model: string;
+  messages: MessageParam[];
+  max_tokens?: number;
+  system?: string | ContentBlock[];
+  tools?: ToolDefinition[];
+  stream?: boolean;
+  output_config?: { format?: { type?: string; [key: string]: unknown }; [key: string]: unknown };
+  [key: string]: unknown;
+}
+
+// ---------------------------------------------------------------------------
+// The scripted model
+
+export type StopReason = 'end_turn' | 'tool_use' | 'max_tokens';
+
+export interface ScriptedToolUse {
+  name: string;
+  input: unknown;
+  /** Defaults to a fresh `toolu_…` id. */
+  id?: string;
+  /**
+   * Stream exactly this text as the `input_json_delta` fragments instead of
+   * `JSON.stringify(input)` — e.g. invalid JSON, to exercise a client's handling
+   * of a broken tool input. Non-streaming replies send `JSON.parse(rawJson)` when
+   * it parses and `input` otherwise (a whole message can only carry an object).
+   */
+  rawJson?: string;
+}
+
+export interface ScriptedReply {
+  /** A text block; it comes first when the reply also has a tool use. */
+  text?: string;
+  toolUse?: ScriptedToolUse;
+  /** Defaults to `tool_use` when `toolUse` is set, else `end_turn`. */
+  stopReason?: StopReason;
+  /**
+   * Answer with an HTTP error instead of a message, shaped like Anthropic's:
+   * `{type:"error", error:{type, message}}` (e.g. 529 `overloaded_error`).
+   */
+  error?: { status: number; type: string; message: string };
+}
+
+/**
+ * Decides the reply to one model request. `index` counts the model requests
+ * this server handed to the model so far (0-based); title requests and
+ * count_tokens never reach the model.
+ */
+export type ScriptedModel = (request: MessagesRequest, index: number) => ScriptedReply | Promise<ScriptedReply>;
+
+// ---------------------------------------------------------------------------
+// Server
+
+export interface LoggedRequest {
+  method: string;
+  /** The path without the query, e.g. `/v1/messages`. */
+  path: string;
+  /** The query string with its `?`, e.g. `?beta=true`, or `''`. */
+  query: string;
+  headers: IncomingHttpHeaders;
+  /** Parsed JSON; `undefined` for an empty body, the raw text when it is not JSON. */
+  body: any;
+}
+
+export interface AnthropicServer {
+  /** Base URL for ANTHROPIC_BASE_URL / `baseURL` (no trailing `/v1`). */
+  url: string;
+  /** Every request received, in arrival order (logged before it is answered). */
+  requests: LoggedRequest[];
+  close(): Promise<void>;
+}
+
+export interface AnthropicServerOptions {
+  model: ScriptedModel;
+  /** 0 (the default) picks a free port. */
+  port?: number;
+  /** Defaults to 127.0.0.1. */
+  host?: string;
+  /** Called for every request as soon as it is logged (the CLI prints them). */
+  onRequest?: (request: LoggedRequest) => void;
+}
+
+/** Characters per `text_delta` and per `input_json_delta` fragment. */
+export const TEXT_CHUNK = 12;
+export const JSON_CHUNK = 20;
+
+/** The text answered to Claude Code's session-title request. */
+export const TITLE_REPLY = JSON.stringify({ title: 'Scripted session' });
+
+export async function startAnthropicServer(options: AnthropicServerOptions): Promise<AnthropicServer> {
+  const requests: LoggedRequest[] = [];
+  let modelCalls = 0;
+
+  const server = createServer((req, res) => {
+    handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) sendError(res, 500, 'api_error', `fake server failed: ${messageOf(error)}`);
+      else res.destroy();
+    });
+  });
+
+  async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    const raw = Buffer.concat(chunks).toString('utf8');
+    const url = new URL(req.url ?? '/', 'http://fake');
+    let body: unknown;
+    let bodyIsJson = false;
+    if (raw) {
+      try {
+        body = JSON.parse(raw);
+        bodyIsJson = true;
+      } catch {
+        body = raw;
+      }
+    }
+    const entry: LoggedRequest = { method: req.method ?? '', path: url.pathname, query: url.search, headers: req.headers, body };
+    requests.push(entry);
+    options.onRequest?.(entry);
+
+    if (req.method === 'HEAD') {
+      res.writeHead(200, { 'request-id': id('req_') });
+      res.end();
+      return;
+    }
+    const isPost = req.method === 'POST';
+    if (isPost && (url.pathname === '/v1/messages' || url.pathname === '/v1/messages/count_tokens')) {
+      if (!bodyIsJson || !isObject(body)) {
+        sendError(res, 400, 'invalid_request_error', 'The request body is not valid JSON.');
+        return;
+      }
+      if (!Array.isArray(body.messages)) {
+        sendError(res, 400, 'invalid_request_error', 'messages: Field required');
+        return;
+      }
+      const request = body as MessagesRequest;
+      const inputTokens = Math.max(1, Math.ceil(raw.length / 4));
+      if (url.pathname === '/v1/messages/count_tokens') {
+        sendJson(res, 200, { input_tokens: inputTokens });
+        return;
+      }
+      let reply: ScriptedReply;
+      if (request.output_config?.format?.type === 'json_schema') {
+        reply = { text: TITLE_REPLY };
+      } else {
+        try {
+          reply = await options.model(request, modelCalls++);
+        } catch (error) {
+          sendError(res, 500, 'api_error', `scripted model failed: ${messageOf(error)}`);
+          return;
+        }
+      }
+      if (res.destroyed) return; // the client left (or close() ran) while the model was thinking
+      if (reply.error) {
+        sendError(res, reply.error.status, reply.error.type, reply.error.message);
+        return;
+      }
+      const message = buildMessage(request, reply, inputTokens);
+      if (request.stream) streamMessage(res, message);
+      else sendJson(res, 200, message.whole);
+      return;
+    }
+    sendError(res, 404, 'not_found_error', `Not found: ${req.method} ${url.pathname}`);
+  }
+
+  const host = options.host ?? '127.0.0.1';
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port ?? 0, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return {
+    url: `http://${urlHost}:${port}`,
+    requests,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
+  };
+}
+
+// ---------------------------------------------------------------------------
+// Messages on the wire
+
+interface BuiltMessage {
+  /** The complete message, as a non-streaming response carries it. */
+  whole: Record<string, unknown>;
+  /** Content blocks with the fragments to stream for each. */
+  blocks: Array<{ start: Record<string, unknown>; deltas: Array<Record<string, unknown>> }>;
+  stopReason: StopReason;
+  outputTokens: number;
+  inputTokens: number;
+  id: string;
+  model: string;
+}
+
+function buildMessage(request: MessagesRequest, reply: ScriptedReply, inputTokens: number): BuiltMessage {
+  const content: Array<Record<string, unknown>> = [];
+  const blocks: BuiltMessage['blocks'] = [];
+  let produced = 0;
+  if (reply.text !== undefined) {
+    content.push({ type: 'text', text: reply.text });
+    blocks.push({
+      start: { type: 'text', text: '' },
+      deltas: chunk(reply.text, TEXT_CHUNK).map((text) => ({ type: 'text_delta', text })),
+    });
+    produced += reply.text.length;
+  }
+  if (reply.toolUse) {
+    const { name, input, rawJson } = reply.toolUse;
+    const toolId = reply.toolUse.id ?? id('toolu_01');
+    const json = rawJson ?? JSON.stringify(input ?? {});
+    content.push({ type: 'tool_use', id: toolId, name, input: wholeInput(input, rawJson) });
+    blocks.push({
+      start: { type: 'tool_use', id: toolId, name, input: {} },
+      deltas: chunk(json, JSON_CHUNK).map((partial_json) => ({ type: 'input_json_delta', partial_json })),
+    });
+    produced += json.length;
+  }
+  const stopReason = reply.stopReason ?? (reply.toolUse ? 'tool_use' : 'end_turn');
+  const outputTokens = Math.max(1, Math.ceil(produced / 4));
+  const messageId = id('msg_01');
+  const model = typeof request.model === 'string' && request.model ? request.model : 'claude-scripted';
+  return {
+    whole: {
+      id: messageId,
+      type: 'message',
+      role: 'assistant',
+      model,
+      content,
+      stop_reason: stopReason,
+      stop_sequence: null,
+      usage: usage(inputTokens, outputTokens),
+    },
+    blocks,
+    stopReason,
+    outputTokens,
+    inputTokens,
+    id: messageId,
+    model,
+  };
+}
+
+function streamMessage(res: ServerResponse, message: BuiltMessage): void {
+  res.writeHead(200, {
+    'content-type': 'text/event-stream; charset=utf-8',
+    'cache-control': 'no-cache',
+    connection: 'keep-alive',
+    'request-id': id('req_'),
+  });
+  const send = (data: Record<string, unknown> & { type: string }) =>
+    res.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
+  send({
+    type: 'message_start',
+    message: {
+      id: message.id,
+      type: 'message',
+      role: 'assistant',
+      model: message.model,
+      content: [],
+      stop_reason: null,
+      stop_sequence: null,
+      usage: usage(message.inputTokens, 1),
+    },
+  });
+  message.blocks.forEach((block, index) => {
+    send({ type: 'content_block_start', index, content_block: block.start });
+    for (const delta of block.deltas) send({ type: 'content_block_delta', index, delta });
+    send({ type: 'content_block_stop', index });
+  });
+  send({
+    type: 'message_delta',
+    delta: { stop_reason: message.stopReason, stop_sequence: null },
+    usage: { output_tokens: message.outputTokens },
+  });
+  send({ type: 'message_stop' });
+  res.end();
+}
+
+function usage(inputTokens: number, outputTokens: number) {
+  return { input_tokens: inputTokens, output_tokens: outputTokens, cache_creation_input_tokens: 0, cache_read_input_tokens: 0 };
+}
+
+function wholeInput(input: unknown, rawJson: string | undefined): unknown {
+  if (rawJson !== undefined) {
+    try {
+      return JSON.parse(rawJson);
+    } catch {
+      // a whole message can only carry an object: fall back to `input`
+    }
+  }
+  return input ?? {};
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req_') });
+  res.end(JSON.stringify(body));
+}
+
+function sendError(res: ServerResponse, status: number, type: string, message: string): void {
+  sendJson(res, status, { type: 'error', error: { type, message } });
+}
+
+/** Splits by code points, so no fragment ends inside a surrogate pair. Never empty. */
+function chunk(text: string, size: number): string[] {
+  const points = Array.from(text);
+  const out: string[] = [];
+  for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(''));
+  return out.length ? out : [''];
+}
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
+function id(prefix: string): string {
+  const bytes = randomBytes(22);
+  let out = prefix;
+  for (const b of bytes) out += ALPHABET[b % ALPHABET.length];
+  return out;
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function messageOf(error: unknown): string {
+  return error instanceof Error ? error.message : String(error);
+}
+
+// ---------------------------------------------------------------------------
+// Helpers for scripted models
+
+export interface ToolResult {
+  tool_use_id: string;
+  /** Normalized to a string, Claude Code's trailing system-reminders removed. */
+  content: string;
+  is_error?: boolean;
+}
+
+/**
+ * What the helpers below read from a request. Both `MessagesRequest` and the
+ * SDK's `MessageCreateParams` fit it, so the helpers work on either.
+ */
+export interface RequestLike {
+  messages?: ReadonlyArray<{ role: string; content: unknown }>;
+  tools?: ReadonlyArray<{ name?: string; type?: string | null }> | null;
+}
+
+/** The last message with role `user`, if any. */
+export function lastUserMessage<M extends { role: string; content: unknown }>(request: { messages?: ReadonlyArray<M> }): M | undefined {
+  const messages = Array.isArray(request.messages) ? request.messages : [];
+  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === 'user') return messages[i];
+  return undefined;
+}
+
+/** Every tool_result block in the last user message, normalized (see `ToolResult`). */
+export function toolResults(request: RequestLike): ToolResult[] {
+  const content = lastUserMessage(request)?.content;
+  if (!Array.isArray(content)) return [];
+  return content
+    .filter((block): block is Record<string, unknown> => isObject(block) && block.type === 'tool_result')
+    .map((block) => {
+      const result: ToolResult = { tool_use_id: String(block.tool_use_id ?? ''), content: contentText(block.content) };
+      if (typeof block.is_error === 'boolean') result.is_error = block.is_error;
+      return result;
+    });
+}
+
+/** The (last) tool_result in the last user message, or undefined when it has none. */
+export function lastToolResult(request: RequestLike): ToolResult | undefined {
+  return toolResults(request).at(-1);
+}
+
+/**
+ * The text the user typed in the last user message: its text blocks joined
+ * with blank lines, without Claude Code's `<system-reminder>` blocks and
+ * suffixes. `''` when it has no text (e.g. only a tool_result).
+ */
+export function lastUserText(request: RequestLike): string {
+  const message = lastUserMessage(request);
+  return message ? contentText(message.content) : '';
+}
+
+/** The names of the tools offered (a server tool without a name shows its `type`). */
+export function toolNames(request: RequestLike): string[] {
+  const tools = Array.isArray(request.tools) ? request.tools : [];
+  return tools.map((tool) => String(tool?.name ?? tool?.type ?? ''));
+}
+
+/**
+ * Removes trailing `<system-reminder>…</system-reminder>` blocks (and the blank
+ * line before each) that Claude Code appends to what it puts on the wire.
+ */
+export function stripSystemReminders(text: string): string {
+  let out = text;
+  while (out.endsWith('</system-reminder>')) {
+    const start = out.lastIndexOf('<system-reminder>');
+    if (start < 0) break;
+    out = out.slice(0, start);
+    if (out.endsWith('\n\n')) out = out.slice(0, -2);
+    else if (out.endsWith('\n')) out = out.slice(0, -1);
+  }
+  return out;
+}
+
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return stripSystemReminders(content);
+  if (!Array.isArray(content)) return '';
+  const texts = content
+    .filter((block): block is { type: 'text'; text: string } => isObject(block) && block.type === 'text' && typeof block.text === 'string')
+    .map((block) => stripSystemReminders(block.text))
+    .filter((text) => text !== '');
+  return texts.join('\n\n');
+}
+
+// ---------------------------------------------------------------------------
+// askingModel: a list of steps, played in order
+
+export type ScriptStep =
+  | ScriptedReply
+  | string
+  | ((request: MessagesRequest, index: number) => ScriptedReply | string | Promise<ScriptedReply | string>);
+
+/** What a script answers once its steps are used up. */
+export const END_OF_SCRIPT = '(end of script)';
+
+/**
+ * A model that plays `steps` in order, one per call: a reply, a string (a text
+ * reply), or a function of the request returning either. Once the steps are
+ * used up it answers `"(end of script)"` with `end_turn`. Each model keeps its
+ * own position, so create one per server.
+ */
+export function askingModel(steps: ScriptStep[]): ScriptedModel {
+  let next = 0;
+  return async (request, index) => {
+    const step = steps[next++];
+    if (step === undefined) return { text: END_OF_SCRIPT, stopReason: 'end_turn' };
+    const reply = typeof step === 'function' ? await step(request, index) : step;
+    return typeof reply === 'string' ? { text: reply } : reply;
+  };
+}
+
+// ---------------------------------------------------------------------------
+// The demo model
+
+/** The AskUserQuestion input the demo model sends. */
+export const DEMO_QUESTION = {
+  questions: [
+    {
+      question: 'Which database?',
+      header: 'DB',
+      options: [
+        { label: 'PostgreSQL', description: 'A full SQL server: concurrent writers, rich types, replication.' },
+        { label: 'SQLite', description: 'One embedded file: nothing to run, ideal for a single process.' },
+      ],
+      multiSelect: false,
+    },
+  ],
+};
+
+/**
+ * Asks one AskUserQuestion; once the tool_result comes back it replies
+ * `Thanks — I will go with: <tool_result text>` and ends the turn.
+ */
+export const demoModel: ScriptedModel = (request) => {
+  const result = lastToolResult(request);
+  if (result) return { text: `Thanks — I will go with: ${result.content}`, stopReason: 'end_turn' };
+  return { toolUse: { name: 'AskUserQuestion', input: DEMO_QUESTION } };
+};
+
+// ---------------------------------------------------------------------------
+// CLI: node --import tsx test/fakes/anthropic-server.ts [port]
+
+function runDirectly(): boolean {
+  const script = process.argv[1];
+  if (!script) return false;
+  try {
+    return import.meta.url === pathToFileURL(script).href;
+  } catch {
+    return false;
+  }
+}
+
+if (runDirectly()) {
+  const port = Number(process.argv[2] ?? 0);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`usage: node --import tsx test/fakes/anthropic-server.ts [port]\n`);
+    process.exit(2);
+  }
+  const server = await startAnthropicServer({
+    model: demoModel,
+    port,
+    onRequest: (r) => process.stderr.write(`${r.method} ${r.path}${r.query}\n`),
+  });
+  process.stdout.write(`${server.url}\n`);
+  process.stderr.write(`Scripted Anthropic Messages API at ${server.url} (ANTHROPIC_BASE_URL=${server.url}); Ctrl-C stops it.\n`);
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
