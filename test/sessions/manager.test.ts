@@ -1,0 +1,100 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import type { Card } from '../../src/cards/model.js';
+import { Relay } from '../../src/relay/relay.js';
+import { SessionManager } from '../../src/sessions/manager.js';
+import type { RunnerContext, RunnerFactory } from '../../src/sessions/runner.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { FakeClock } from '../support/fake-clock.js';
+
+// The manager's own rules, with a runner the test drives step by step: the provider
+// runners are tested against real SDKs in test/providers/.
+
+const MINUTE = 60_000;
+let dir: string;
+let clock: FakeClock;
+let store: SqliteStore;
+let relay: Relay;
+let ctx: RunnerContext;
+let finishTurn: () => void;
+
+const scripted: RunnerFactory = {
+  engines: ['scripted'],
+  defaultModel: () => 'm',
+  create(context) {
+    ctx = context;
+    const turn = () => new Promise<void>((resolve) => (finishTurn = resolve));
+    return { start: turn, send: turn, stop: async () => {} };
+  },
+};
+
+let manager: SessionManager;
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'askrelay-sessions-'));
+  clock = new FakeClock();
+  store = new SqliteStore(join(dir, 'askrelay.sqlite'));
+  relay = new Relay({ store, clock, waits: { default: 60 * MINUTE, extension: 60 * MINUTE } });
+  relay.start();
+  manager = new SessionManager({ relay, store: store.sessions, providers: { claude: scripted }, clock, stuckAfterMs: 10 * MINUTE });
+});
+afterEach(async () => {
+  await manager.close();
+  relay.stop();
+  store.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const status = (id: string) => manager.get(id).status;
+const tick = () => new Promise((r) => setImmediate(r));
+
+it('flags a running turn with no activity as stuck, never one that waits on a card', async () => {
+  const s = manager.start({ provider: 'claude', prompt: 'go' });
+  expect(status(s.id)).toBe('running');
+  clock.advance(9 * MINUTE);
+  manager.checkStuck();
+  expect(status(s.id)).toBe('running');
+  clock.advance(MINUTE);
+  manager.checkStuck();
+  expect(status(s.id)).toBe('stuck');
+  ctx.heartbeat();
+  expect(status(s.id)).toBe('running');
+
+  const asked = ctx.ask({ questions: [{ text: 'Which DB?', options: ['A', 'B'] }], toolCallId: 't1' });
+  expect(status(s.id)).toBe('waiting');
+  clock.advance(30 * MINUTE);
+  manager.checkStuck();
+  expect(status(s.id)).toBe('waiting');
+  const [card] = relay.list({ sessionId: s.id });
+  relay.answer(card.id, { q1: { selected: ['B'] } });
+  expect(((await asked) as Card).answer).toEqual({ q1: { selected: ['B'] } });
+  expect(status(s.id)).toBe('running');
+  finishTurn();
+  await tick();
+  expect(status(s.id)).toBe('idle');
+});
+
+it('a card asked for a session carries the session, its provider, engine and relay mode', async () => {
+  const s = manager.start({ provider: 'claude', prompt: 'go', relayMode: 'manual' });
+  void ctx.ask({ questions: [{ text: 'Q?' }], toolCallId: 'call' });
+  const [card] = relay.list({ sessionId: s.id });
+  expect(card).toMatchObject({ sessionId: s.id, provider: 'claude', engine: 'scripted', relayMode: 'manual' });
+  await manager.stop(s.id);
+  expect(relay.get(card.id).status).toBe('cancelled');
+  expect(status(s.id)).toBe('stopped');
+});
+
+it('keeps the transcript in order and refuses messages unless idle', async () => {
+  const s = manager.start({ provider: 'claude', prompt: 'first' });
+  ctx.log('assistant', 'working on it');
+  expect(() => manager.message(s.id, 'too early')).toThrow(/working/);
+  finishTurn();
+  await tick();
+  manager.message(s.id, 'second');
+  expect(manager.get(s.id).transcript!.map((e) => [e.role, e.text])).toEqual([
+    ['user', 'first'],
+    ['assistant', 'working on it'],
+    ['user', 'second'],
+  ]);
+});
