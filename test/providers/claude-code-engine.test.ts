@@ -1,0 +1,435 @@
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  codeEngine,
+  codeEngineEnv,
+  MANUAL_EXPIRY_STOP,
+  RESTART_ANSWER_PREFIX,
+  STOPPED_MESSAGE,
+  summarizeToolInput,
+  toolApprovalDraft,
+  toolDecision,
+} from '../../providers/claude/engine-code.js';
+import type { Answer, Card, RelayMode } from '../../src/cards/model.js';
+import { Relay } from '../../src/relay/relay.js';
+import { SessionManager } from '../../src/sessions/manager.js';
+import type { Session } from '../../src/sessions/model.js';
+import type { RunnerFactory } from '../../src/sessions/runner.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import {
+  lastToolResult,
+  lastUserText,
+  startAnthropicServer,
+  type AnthropicServer,
+  type MessagesRequest,
+  type ScriptedReply,
+  type ToolResult,
+} from '../fakes/anthropic-server.js';
+import { waitUntil } from '../support/wait-until.js';
+
+// The `code` engine end to end: the real Claude Code binary (from @anthropic-ai/claude-agent-sdk)
+// against the scripted Messages server, driven by a real SessionManager and Relay on SQLite.
+// Cards are answered through the relay; what the model reads is taken from the server's log.
+// Claude Code needs 1–2 s per query, so the cases run concurrently.
+
+const MODEL = 'claude-sonnet-5';
+const Q = 'Which database?';
+
+const db = (multiSelect = false) => ({
+  question: Q,
+  header: 'DB',
+  multiSelect,
+  options: [
+    { label: 'PostgreSQL', description: 'What the others use' },
+    { label: 'MySQL, MariaDB', description: 'The pair' },
+    { label: 'SQLite', description: 'No server' },
+  ],
+});
+const cache = { question: 'Which cache?', header: 'Cache', multiSelect: false, options: [{ label: 'Redis', description: 'r' }, { label: 'None', description: 'n' }] };
+
+const ask = (...questions: unknown[]): ScriptedReply => ({ text: 'Let me ask.', toolUse: { name: 'AskUserQuestion', input: { questions } } });
+const planFileOf = (request: MessagesRequest) => JSON.stringify(request.messages).match(/(\/[^\s"\\]*\/plans\/[^\s"\\]+\.md)/)?.[1];
+
+// What each scenario's model does, one step per tool call (the prompt names the scenario as
+// `[scenario=<name>]`). After the last step it acknowledges the last tool_result; a turn
+// that starts from typed text after the first one is answered `continued: <text>`.
+const STEPS: Record<string, Array<ScriptedReply | ((request: MessagesRequest) => ScriptedReply)>> = {
+  // One Claude Code process answers a whole series of cards.
+  golden: [ask(db()), ask(db(true)), ask(db(true)), ask(db()), ask(db(), cache), ask(db())],
+  expire: [ask(db())],
+  manual: [ask(db())],
+  stop: [ask(db())],
+  restart: [ask(db())],
+  restartBash: [{ toolUse: { name: 'Bash', input: { command: 'touch allowed-after-restart && ls allowed-after-restart' } } }],
+  bash: [
+    { toolUse: { name: 'Bash', input: { command: 'touch made-by-askrelay && ls made-by-askrelay', description: 'Make a file' } } },
+    { toolUse: { name: 'Bash', input: { command: 'rm -rf build', description: 'Clean up' } } },
+  ],
+  plan: [
+    { toolUse: { name: 'EnterPlanMode', input: {} } },
+    (request) => ({ toolUse: { name: 'Write', input: { file_path: planFileOf(request), content: '# Plan\n\n1. Use PostgreSQL\n' } } }),
+    { toolUse: { name: 'ExitPlanMode', input: {} } },
+    { toolUse: { name: 'ExitPlanMode', input: {} } },
+  ],
+  apiError: [{ error: { status: 400, type: 'invalid_request_error', message: 'scripted refusal' } }],
+};
+
+const scenarioOf = (request: MessagesRequest) => JSON.stringify(request.messages).match(/\[scenario=(\w+)\]/)?.[1];
+const toolCallsSoFar = (request: MessagesRequest) =>
+  request.messages.filter((m) => m.role === 'assistant' && Array.isArray(m.content) && m.content.some((b) => b.type === 'tool_use')).length;
+
+function model(request: MessagesRequest): ScriptedReply {
+  const scenario = scenarioOf(request) ?? '';
+  const steps = STEPS[scenario];
+  if (!steps) return { text: 'no scenario' };
+  const result = lastToolResult(request);
+  const typed = lastUserText(request).trim();
+  const done = toolCallsSoFar(request);
+  // Told after a restart that its Bash call was allowed, the model makes it again.
+  if (scenario === 'restartBash' && typed.startsWith('(askrelay restarted')) return steps[0] as ScriptedReply;
+  if (done > 0 && typed) return { text: `continued: ${typed}` };
+  const step = steps[done];
+  if (!step) return { text: `ack ${result?.is_error ? 'error' : 'ok'}` };
+  return typeof step === 'function' ? step(request) : step;
+}
+
+let fake: AnthropicServer;
+let root: string;
+let env: NodeJS.ProcessEnv;
+
+const factory = (): RunnerFactory => ({
+  engines: ['code'],
+  defaultModel: () => MODEL,
+  create: (ctx) => codeEngine(ctx, { baseUrl: fake.url, apiKey: 'dummy', model: MODEL }),
+});
+
+interface Harness {
+  store: SqliteStore;
+  relay: Relay;
+  sessions: SessionManager;
+  close(): Promise<void>;
+}
+
+function harness(file: string, waitMs: number): Harness {
+  const store = new SqliteStore(file);
+  const relay = new Relay({ store, waits: { default: waitMs, extension: waitMs } });
+  relay.start();
+  const sessions = new SessionManager({ relay, store: store.sessions, providers: { claude: factory() }, env });
+  sessions.recover();
+  return {
+    store,
+    relay,
+    sessions,
+    async close() {
+      await sessions.close();
+      relay.stop();
+      store.close();
+    },
+  };
+}
+
+let main: Harness;
+let quick: Harness;
+
+beforeAll(async () => {
+  fake = await startAnthropicServer({ model });
+  root = mkdtempSync(join(tmpdir(), 'askrelay-claude-code-'));
+  mkdirSync(join(root, 'home'));
+  mkdirSync(join(root, 'work'));
+  env = {
+    PATH: process.env.PATH,
+    HOME: join(root, 'home'),
+    CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',
+    ASKRELAY_WORKDIR: join(root, 'work'),
+    ASKRELAY_TOKEN: 'must-not-reach-claude-code',
+  };
+  main = harness(join(root, 'main.sqlite'), 3_600_000);
+  quick = harness(join(root, 'quick.sqlite'), 1_500);
+});
+
+afterAll(async () => {
+  await main?.close();
+  await quick?.close();
+  await fake?.close();
+  rmSync(root, { recursive: true, force: true });
+});
+
+// ---------------------------------------------------------------------------
+
+function start(h: Harness, scenario: string, relayMode: RelayMode = 'autopilot'): Session {
+  return h.sessions.start({ provider: 'claude', prompt: `Pick a database. [scenario=${scenario}]`, relayMode });
+}
+
+const sessionOf = (h: Harness, id: string) => h.sessions.get(id);
+function failed(h: Harness, id: string): void {
+  const s = sessionOf(h, id);
+  if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
+}
+const pendingCard = (h: Harness, id: string) =>
+  waitUntil(() => {
+    failed(h, id);
+    return h.relay.list({ sessionId: id, status: 'pending' })[0];
+  }, `a card of ${id}`);
+const idle = (h: Harness, id: string) =>
+  waitUntil(() => {
+    failed(h, id);
+    const s = sessionOf(h, id);
+    return s.status === 'idle' ? s : undefined;
+  }, `${id} idle`);
+
+/** Requests of one scenario (its marker is in every request of the conversation). */
+const requestsOf = (scenario: string) => fake.requests.filter((r) => r.body?.messages && scenarioOf(r.body) === scenario).map((r) => r.body as MessagesRequest);
+const toolResultsOf = (scenario: string): ToolResult[] =>
+  requestsOf(scenario)
+    .map((r) => lastToolResult(r))
+    .filter((t): t is ToolResult => t !== undefined);
+const waitForToolResult = (scenario: string, match: (t: ToolResult) => boolean = () => true) =>
+  waitUntil(() => toolResultsOf(scenario).find(match), `a tool_result in ${scenario}`);
+
+/** Answers the card: for each question (in order) either picked labels or typed text. */
+function answerOf(card: Card, entries: Array<string[] | { text: string }>): Answer {
+  return Object.fromEntries(
+    card.questions.map((q, i) => {
+      const e = entries[i]!;
+      return [q.id, Array.isArray(e) ? { selected: e } : { selected: [], text: e.text }];
+    }),
+  );
+}
+
+const ANSWERED = (pairs: string) => `Your questions have been answered: ${pairs}. You can now continue with these answers in mind.`;
+const USER_ANSWERED = (pairs: string) =>
+  `The user answered: ${pairs}. Read the answers carefully — they may request clarification, changes, or that you not proceed — and follow what they actually say.`;
+const NO_ANSWER = 'The user did not answer the questions.';
+
+// ---------------------------------------------------------------------------
+
+/** The next pending card of a session that is not one of `seen`. */
+const nextCard = (h: Harness, id: string, seen: Set<string>) =>
+  waitUntil(() => {
+    failed(h, id);
+    const card = h.relay.list({ sessionId: id, status: 'pending' }).find((c) => !seen.has(c.id));
+    if (card) seen.add(card.id);
+    return card;
+  }, `the next card of ${id}`);
+
+describe.concurrent('the code engine: real Claude Code, real relay', () => {
+  it('AskUserQuestion: the exact tool_result Claude Code sends for each kind of answer', async () => {
+    const cases: Array<[string, (card: Card) => void, string]> = [
+      ['single', (c) => main.relay.answer(c.id, answerOf(c, [['PostgreSQL']])), ANSWERED('"Which database?"="PostgreSQL"')],
+      ['multi', (c) => main.relay.answer(c.id, answerOf(c, [['PostgreSQL', 'SQLite']])), ANSWERED('"Which database?"="PostgreSQL, SQLite"')],
+      ['comma', (c) => main.relay.answer(c.id, answerOf(c, [['PostgreSQL', 'MySQL, MariaDB']])), ANSWERED('"Which database?"="PostgreSQL, "MySQL, MariaDB""')],
+      ['free', (c) => main.relay.answer(c.id, answerOf(c, [{ text: 'Use DuckDB instead' }])), USER_ANSWERED('"Which database?"="Use DuckDB instead"')],
+      ['several', (c) => main.relay.answer(c.id, answerOf(c, [['SQLite'], ['Redis']])), ANSWERED('"Which database?"="SQLite", "Which cache?"="Redis"')],
+      ['skip', (c) => main.relay.skip(c.id), NO_ANSWER],
+    ];
+    const s = start(main, 'golden');
+    const seen = new Set<string>();
+    const cardIds: string[] = [];
+    for (const [name, answer, expected] of cases) {
+      const card = await nextCard(main, s.id, seen);
+      cardIds.push(card.id);
+      expect(card, name).toMatchObject({ provider: 'claude', engine: 'code', tool: 'AskUserQuestion', kind: 'question', origin: 'native', sessionId: s.id });
+      expect(sessionOf(main, s.id).status).toBe('waiting');
+      answer(card);
+      const result = await waitUntil(() => toolResultsOf('golden')[cardIds.length - 1], `the tool_result for ${name}`);
+      expect(result.content, name).toBe(expected);
+      expect(result.is_error, name).toBeUndefined();
+    }
+    const done = await idle(main, s.id);
+    const tools = done.transcript!.filter((e) => e.role === 'tool');
+    expect(tools.map((e) => e.text)).toEqual(cases.map(([, , expected]) => expected));
+    expect(tools.map((e) => e.cardId)).toEqual(cardIds);
+    expect(done.transcript![1]).toMatchObject({ role: 'assistant', text: 'Let me ask.' });
+    expect(done.transcript!.at(-1)).toMatchObject({ role: 'assistant', text: 'ack ok' });
+  });
+
+  it('expiry in autopilot: nobody answered, the turn goes on', async () => {
+    const s = start(quick, 'expire', 'autopilot');
+    const card = await pendingCard(quick, s.id);
+    const done = await idle(quick, s.id);
+    expect(quick.relay.get(card.id).status).toBe('expired');
+    expect(toolResultsOf('expire').map((t) => t.content)).toEqual([NO_ANSWER]);
+    expect(done.transcript!.at(-1)!.text).toBe('ack ok');
+  });
+
+  it('expiry in manual mode ends the turn (no further model request); the next message continues', async () => {
+    const s = start(quick, 'manual', 'manual');
+    await pendingCard(quick, s.id);
+    const done = await idle(quick, s.id);
+    expect(requestsOf('manual')).toHaveLength(1); // only the ask: the model was not asked to go on
+    expect(done.transcript!.map((e) => e.role)).toEqual(['user', 'assistant', 'tool']);
+    expect(done.transcript!.at(-1)!.text).toBe(NO_ANSWER);
+
+    quick.sessions.message(s.id, 'Use SQLite.');
+    const after = await waitUntil(() => {
+      failed(quick, s.id);
+      const x = sessionOf(quick, s.id);
+      return x.status === 'idle' && x.transcript!.at(-1)!.role === 'assistant' ? x : undefined;
+    }, 'the next turn');
+    const next = requestsOf('manual')[1]!;
+    expect(lastToolResult(next)?.content).toBe(NO_ANSWER);
+    expect(lastUserText(next)).toBe('Use SQLite.');
+    expect(JSON.stringify(next.messages)).toContain(MANUAL_EXPIRY_STOP);
+    expect(after.transcript!.at(-1)!.text).toBe('continued: Use SQLite.');
+  });
+
+  it('stopping the session cancels its pending card', async () => {
+    const s = start(main, 'stop');
+    const card = await pendingCard(main, s.id);
+    const stopped = await main.sessions.stop(s.id);
+    expect(stopped.status).toBe('stopped');
+    expect(main.relay.get(card.id).status).toBe('cancelled');
+    await new Promise((r) => setTimeout(r, 300));
+    expect(sessionOf(main, s.id).status).toBe('stopped');
+    expect(requestsOf('stop')).toHaveLength(1);
+  });
+
+  it('an API error fails the session with a clear message', async () => {
+    const s = start(main, 'apiError');
+    const failedSession = await waitUntil(() => {
+      const x = sessionOf(main, s.id);
+      return x.status === 'failed' ? x : undefined;
+    }, 'the session failing');
+    expect(failedSession.error).toMatch(/^Claude Code reported an error: .*scripted refusal/);
+  });
+
+  it('other tools (Bash) need an approval card: Allow runs the call, a denial carries what the user typed', async () => {
+    const s = start(main, 'bash');
+    const seen = new Set<string>();
+    const allow = await nextCard(main, s.id, seen);
+    expect(allow).toMatchObject({
+      kind: 'approval',
+      tool: 'Bash',
+      questions: [{ text: 'Allow Bash?\n\nMake a file\n$ touch made-by-askrelay && ls made-by-askrelay', options: [{ label: 'Allow' }, { label: 'Deny' }] }],
+    });
+    main.relay.answer(allow.id, { [allow.questions[0]!.id]: { selected: ['Allow'] } });
+    expect(await waitForToolResult('bash')).toEqual({ tool_use_id: expect.any(String), content: 'made-by-askrelay', is_error: false });
+
+    const deny = await nextCard(main, s.id, seen);
+    main.relay.answer(deny.id, { [deny.questions[0]!.id]: { selected: ['Deny'], text: 'not now' } });
+    expect(await waitForToolResult('bash', (t) => t.is_error === true)).toMatchObject({
+      content: 'The user denied this tool use. The user said: not now',
+      is_error: true,
+    });
+    await idle(main, s.id);
+  });
+
+  it('ExitPlanMode becomes a plan approval card: "Keep planning" denies (still in plan mode), "Approve" approves', async () => {
+    const s = start(main, 'plan');
+    const seen = new Set<string>();
+    const first = await nextCard(main, s.id, seen);
+    expect(first).toMatchObject({ kind: 'approval', tool: 'ExitPlanMode', questions: [{ text: 'Approve this plan?\n\n# Plan\n\n1. Use PostgreSQL' }] });
+    main.relay.answer(first.id, { plan: { selected: ['Keep planning'], text: 'Use SQLite instead' } });
+    expect(await waitForToolResult('plan', (t) => t.is_error === true)).toMatchObject({
+      content: 'The user wants to keep planning. Their feedback: Use SQLite instead',
+    });
+
+    const second = await nextCard(main, s.id, seen);
+    main.relay.answer(second.id, { plan: { selected: ['Approve'] } });
+    const approved = await waitForToolResult('plan', (t) => t.content.startsWith('User has approved'));
+    expect(approved.content).toMatch(
+      /^User has approved your plan\. You can now start coding\. Start with updating your todo list if applicable\n\nYour plan has been saved to: \/.*\.md\nYou can refer back to it if needed during implementation\.\n\n## Approved Plan:\n# Plan\n\n1\. Use PostgreSQL\n$/,
+    );
+    await idle(main, s.id);
+  });
+
+  it('a restart while a question is open: the resumed Claude Code session gets the answer in its prompt', async () => {
+    const file = join(root, 'restart.sqlite');
+    const first = harness(file, 3_600_000);
+    const s = start(first, 'restart');
+    const card = await pendingCard(first, s.id);
+    const state = first.store.sessions.loadState<Record<string, unknown>>(s.id)!;
+    expect(state).toMatchObject({ claudeSessionId: expect.any(String), pendingToolUseId: expect.stringMatching(/^toolu_/), pendingTool: 'AskUserQuestion' });
+    await first.close();
+
+    const second = harness(file, 3_600_000);
+    try {
+      await waitUntil(() => second.sessions.get(s.id).status === 'waiting', 'the resumed session waiting on its card');
+      expect(second.relay.list({ sessionId: s.id })).toHaveLength(1);
+      second.relay.answer(card.id, answerOf(card, [['PostgreSQL']]));
+      const done = await waitUntil(() => {
+        failed(second, s.id);
+        const x = second.sessions.get(s.id);
+        return x.status === 'idle' && x.transcript!.at(-1)!.role === 'assistant' ? x : undefined;
+      }, 'the resumed turn');
+      const expected = `${RESTART_ANSWER_PREFIX}\n${ANSWERED('"Which database?"="PostgreSQL"')}`;
+      const resumed = requestsOf('restart').at(-1)!;
+      expect(lastUserText(resumed)).toBe(expected);
+      expect(done.transcript!.at(-2)).toMatchObject({ role: 'tool', text: expected, cardId: card.id });
+      expect(done.transcript!.at(-1)!.text).toBe(`continued: ${expected}`);
+      expect(second.store.sessions.loadState<Record<string, unknown>>(s.id)).toEqual({ claudeSessionId: state.claudeSessionId });
+      // The same Claude Code session, resumed: its history (the original ask) came along.
+      const raw = fake.requests.filter((r) => r.body?.messages && scenarioOf(r.body) === 'restart').at(-1)!;
+      expect(raw.headers['x-claude-code-session-id']).toBe(state.claudeSessionId);
+      expect(JSON.stringify(resumed.messages)).toContain('"name":"AskUserQuestion"');
+    } finally {
+      await second.close();
+    }
+  });
+  it('a restart while a tool approval is open: the answer goes into the prompt, and the repeated call runs without a second card', async () => {
+    const file = join(root, 'restart-bash.sqlite');
+    const first = harness(file, 3_600_000);
+    const s = start(first, 'restartBash');
+    const card = await pendingCard(first, s.id);
+    expect(card).toMatchObject({ kind: 'approval', tool: 'Bash' });
+    await first.close();
+
+    const second = harness(file, 3_600_000);
+    try {
+      await waitUntil(() => second.sessions.get(s.id).status === 'waiting', 'the resumed session waiting on its card');
+      second.relay.answer(card.id, { [card.questions[0]!.id]: { selected: ['Allow'] } });
+      await waitUntil(() => {
+        failed(second, s.id);
+        const x = second.sessions.get(s.id);
+        return x.status === 'idle' && x.transcript!.at(-1)!.text === 'ack ok' ? x : undefined;
+      }, 'the resumed turn');
+      const prompts = requestsOf('restartBash').map((r) => lastUserText(r));
+      expect(prompts).toContain('(askrelay restarted while your Bash call was waiting for approval.)\nThe user allowed it: make the Bash call again.');
+      expect(toolResultsOf('restartBash').at(-1)).toMatchObject({ content: 'allowed-after-restart', is_error: false });
+      expect(second.relay.list({ sessionId: s.id })).toHaveLength(1); // no second card
+    } finally {
+      await second.close();
+    }
+  });
+});
+
+describe('pure parts', () => {
+  it("Claude Code's environment: the relay's, minus ASKRELAY_*, plus the endpoint and the quiet switches", () => {
+    const out = codeEngineEnv({ PATH: '/bin', HOME: '/h', ASKRELAY_TOKEN: 'secret', ANTHROPIC_API_KEY: 'old', EMPTY: undefined }, { baseUrl: 'http://x', apiKey: 'k', model: 'm' });
+    expect(out).toEqual({
+      PATH: '/bin',
+      HOME: '/h',
+      ANTHROPIC_BASE_URL: 'http://x',
+      ANTHROPIC_API_KEY: 'k',
+      CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
+      DISABLE_TELEMETRY: '1',
+      DISABLE_AUTOUPDATER: '1',
+    });
+  });
+
+  it('summarizes commands, files and anything else, cut to ~1500 characters', () => {
+    expect(summarizeToolInput('Bash', { command: 'ls -la' })).toBe('$ ls -la');
+    expect(summarizeToolInput('Write', { file_path: '/x/a.txt', content: 'hello' })).toBe('/x/a.txt\n\nhello');
+    expect(summarizeToolInput('Edit', { file_path: '/x/a.txt', old_string: 'a', new_string: 'b' })).toBe('/x/a.txt\n\n- a\n+ b');
+    expect(summarizeToolInput('Other', { a: 1 })).toBe('{\n  "a": 1\n}');
+    expect(summarizeToolInput('Bash', { command: 'x'.repeat(5000) })).toHaveLength(1500);
+  });
+
+  it('allows only on Allow; a denial carries what the user typed', () => {
+    const draft = toolApprovalDraft('Bash', { command: 'ls' });
+    expect(draft).toMatchObject({ kind: 'approval', tool: 'Bash', questions: [{ text: 'Allow Bash?\n\n$ ls' }] });
+    const card = (status: Card['status'], answer?: Answer) => ({ status, relayMode: 'autopilot', answer }) as Card;
+    expect(toolDecision({ command: 'ls' }, card('answered', { approve: { selected: ['Allow'] } }))).toEqual({ behavior: 'allow', updatedInput: { command: 'ls' } });
+    expect(toolDecision({}, card('answered', { approve: { selected: ['Deny'] } }))).toEqual({ behavior: 'deny', message: 'The user denied this tool use.' });
+    expect(toolDecision({}, card('answered', { approve: { selected: [], text: 'use make clean' } }))).toEqual({
+      behavior: 'deny',
+      message: 'The user denied this tool use. The user said: use make clean',
+    });
+    expect(toolDecision({}, card('skipped'))).toEqual({ behavior: 'deny', message: 'The user denied this tool use.' });
+    expect(toolDecision({}, card('expired')).behavior).toBe('deny');
+    expect(STOPPED_MESSAGE).toBe('The session was stopped.');
+  });
+});
+
