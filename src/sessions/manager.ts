@@ -37,7 +37,9 @@ export class SessionManager {
 
   constructor(private readonly options: SessionManagerOptions) {
     this.clock = options.clock ?? systemClock;
-    this.env = options.env ?? process.env;
+    // Agents run tools and shells: the relay's token never reaches a provider.
+    const { ASKRELAY_TOKEN: _token, ...env } = options.env ?? process.env;
+    this.env = env;
   }
 
   start(input: StartSession): Session {

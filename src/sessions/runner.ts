@@ -11,7 +11,9 @@ export interface RunnerContext {
   /**
    * Opens a card for a tool call and resolves once it is closed (answered, skipped,
    * expired or cancelled), however long that takes. The draft's toolCallId makes a
-   * re-sent call re-attach to the same card.
+   * re-sent call re-attach to the same card. When the session is stopped or the relay
+   * shuts down (signal aborted) it resolves with the card as it stands, maybe still
+   * pending: record nothing then, so a restart finds the call open.
    */
   ask(draft: CardDraft): Promise<Card>;
   /** Appends to the stored transcript (shown on the page and by GET /api/sessions/:id). */

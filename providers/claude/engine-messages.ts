@@ -1,0 +1,149 @@
+import Anthropic from '@anthropic-ai/sdk';
+import type { Card } from '../../src/cards/model.js';
+import { relayGuidance } from '../../src/sessions/guidance.js';
+import type { Runner, RunnerContext } from '../../src/sessions/runner.js';
+import { toCardDraft, toolInputError, toToolResult } from './adapter.js';
+import { ASK_USER_QUESTION, ASK_USER_QUESTION_TOOL } from './tool.js';
+
+// The `messages` engine: the relay runs the tool loop itself with @anthropic-ai/sdk,
+// offers Claude Code's own AskUserQuestion schema, and writes the tool_result text
+// exactly as Claude Code would. The conversation is saved after every step, so a restart
+// picks up from the pending tool call.
+
+type Param = Anthropic.MessageParam;
+type Block = Anthropic.ContentBlock;
+type ToolResult = Anthropic.ToolResultBlockParam;
+
+interface State {
+  messages: Param[];
+}
+
+export interface MessagesEndpoint {
+  baseUrl: string;
+  apiKey: string;
+  model: string;
+}
+
+const MAX_STEPS = 50;
+const INVALID_JSON = '__invalid_json__';
+const MAX_TOKENS = 8192;
+
+export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): Runner {
+  // A turn may wait on a card for hours, but only between requests: each model request
+  // itself gets the SDK's default timeout (10 min) and retries.
+  // The key travels as x-api-key, as Anthropic documents and DeepSeek's compatible API
+  // expects; this SDK version would otherwise send it as a bearer token.
+  const client = new Anthropic({
+    baseURL: endpoint.baseUrl,
+    apiKey: endpoint.apiKey,
+    defaultHeaders: { 'x-api-key': endpoint.apiKey, authorization: null },
+    maxRetries: 2,
+  });
+  const state: State = ctx.loadState<State>() ?? { messages: [] };
+  const save = () => ctx.saveState(state);
+  const system = relayGuidance(ASK_USER_QUESTION, ctx.session.relayMode);
+
+  async function answerTools(content: Block[]): Promise<{ results: ToolResult[]; endTurn: boolean }> {
+    const results: ToolResult[] = [];
+    let endTurn = false;
+    for (const block of content) {
+      if (block.type !== 'tool_use') continue;
+      const result = await answerTool(block);
+      results.push(result.block);
+      endTurn ||= result.endTurn;
+    }
+    return { results, endTurn };
+  }
+
+  async function answerTool(block: Anthropic.ToolUseBlock): Promise<{ block: ToolResult; endTurn: boolean }> {
+    const error = (text: string) => ({ block: { type: 'tool_result' as const, tool_use_id: block.id, content: text, is_error: true }, endTurn: false });
+    if (block.name !== ASK_USER_QUESTION) return error(`<tool_use_error>Error: No such tool available: ${block.name}</tool_use_error>`);
+    const invalid = (block.input as { [INVALID_JSON]?: string })[INVALID_JSON];
+    const parsed = invalid !== undefined ? { ok: false as const, error: `the tool input is not valid JSON: ${invalid.slice(0, 200)}` } : toCardDraft(block.input);
+    if (!parsed.ok) {
+      ctx.log('tool', toolInputError(parsed.error));
+      return error(toolInputError(parsed.error));
+    }
+    const card: Card = await ctx.ask({ ...parsed.draft, toolCallId: block.id });
+    // Stopped or shutting down: the card stays as it is and nothing is recorded, so a
+    // restart finds the call still pending.
+    if (ctx.signal.aborted) throw new Error('The session was stopped.');
+    const content = toToolResult(parsed.input, card);
+    ctx.log('tool', content, card.id);
+    const endTurn = card.status === 'cancelled' || (card.status === 'expired' && ctx.session.relayMode === 'manual');
+    return { block: { type: 'tool_result', tool_use_id: block.id, content }, endTurn };
+  }
+
+  async function loop(): Promise<void> {
+    for (let step = 0; step < MAX_STEPS && !ctx.signal.aborted; step++) {
+      const last = state.messages.at(-1);
+      if (last?.role === 'assistant') {
+        // Tool calls of the last reply still need results: right after the model asked,
+        // or after a restart that happened while a card was open.
+        const { results, endTurn } = await answerTools(last.content as Block[]);
+        if (results.length === 0 || ctx.signal.aborted) return;
+        state.messages.push({ role: 'user', content: results });
+        save();
+        if (endTurn) return; // manual mode: nobody answered, so wait for the next message
+        continue;
+      }
+      const reply = await request();
+      state.messages.push({ role: 'assistant', content: reply.content });
+      save();
+      for (const block of reply.content) if (block.type === 'text' && block.text.trim()) ctx.log('assistant', block.text);
+      if (reply.stop_reason !== 'tool_use') return;
+    }
+  }
+
+  async function request(): Promise<{ content: Block[]; stop_reason: string | null }> {
+    const stream = client.messages.stream(
+      { model: endpoint.model, max_tokens: MAX_TOKENS, system, tools: [ASK_USER_QUESTION_TOOL as Anthropic.Tool], messages: state.messages },
+      { signal: ctx.signal },
+    );
+    stream.on('streamEvent', () => ctx.heartbeat());
+    const message = await stream.finalMessage();
+    return { content: message.content.map(plainBlock), stop_reason: message.stop_reason };
+  }
+
+  return {
+    async start(prompt, resumed) {
+      if (!resumed || state.messages.length === 0) {
+        state.messages.push({ role: 'user', content: prompt });
+        save();
+      }
+      await loop();
+    },
+    async send(text) {
+      const last = state.messages.at(-1);
+      // After a turn that ended on tool results, the next user text joins that message:
+      // the API wants user and assistant turns to alternate.
+      if (last?.role === 'user' && Array.isArray(last.content)) {
+        last.content = [...last.content, { type: 'text', text }];
+      } else {
+        state.messages.push({ role: 'user', content: text });
+      }
+      save();
+      await loop();
+    },
+    async stop() {},
+  };
+}
+
+/**
+ * The SDK's tool_use blocks parse their input lazily and throw on invalid JSON; the
+ * conversation is stored as plain data, with invalid input kept as a marker the adapter
+ * refuses with a clear error.
+ */
+function plainBlock(block: Block): Block {
+  if (block.type !== 'tool_use') return block;
+  // The SDK parses partial JSON leniently, so a cut-short input would pass as a smaller
+  // object; the raw text it kept tells whether the model sent valid JSON at all.
+  const raw = (block as unknown as { __json_buf?: string }).__json_buf;
+  let input: unknown;
+  try {
+    input = raw ? JSON.parse(raw) : block.input;
+  } catch {
+    input = { [INVALID_JSON]: raw ?? '' };
+  }
+  return { type: 'tool_use', id: block.id, name: block.name, input } as Block;
+}

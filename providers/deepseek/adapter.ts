@@ -1,0 +1,2 @@
+// Same tool, same answer formats as Claude: Claude Code writes the tool_result itself.
+export { toCardDraft, toToolResult, toUpdatedInput } from '../claude/adapter.js';
