@@ -28,6 +28,20 @@ const els = {
   count: $('[data-testid="pending-count"]'),
   conn: $('[data-testid="connection"]'),
   logout: $('[data-testid="logout"]'),
+  tabs: $('[data-testid="tabs"]'),
+  tabCardsCount: $('[data-testid="tab-cards-count"]'),
+  tabSessionsCount: $('[data-testid="tab-sessions-count"]'),
+  sessions: $('[data-testid="sessions"]'),
+  sessionIndex: $('[data-testid="session-index"]'),
+  sessionList: $('[data-testid="session-list"]'),
+  sessionsEmpty: $('[data-testid="sessions-empty"]'),
+  sessionCount: $('[data-testid="session-count"]'),
+  sessionDetail: $('[data-testid="session-detail"]'),
+  newSession: $('[data-testid="new-session"]'),
+  newSessionForm: $('[data-testid="new-session-form"]'),
+  newSessionError: $('[data-testid="new-session-error"]'),
+  newSessionCancel: $('[data-testid="new-session-cancel"]'),
+  startSession: $('[data-testid="start-session"]'),
 };
 
 // ---------------------------------------------------------------- DOM helper
@@ -44,7 +58,9 @@ function h(tag, props = {}, ...children) {
   for (const [key, value] of Object.entries(props)) {
     if (value === undefined || value === null || value === false) continue;
     if (key === 'class') el.className = value;
-    else if (key === 'dataset') Object.assign(el.dataset, value);
+    else if (key === 'dataset') {
+      for (const [name, v] of Object.entries(value)) if (v !== undefined && v !== null) el.dataset[name] = v;
+    }
     else if (key.startsWith('on')) el.addEventListener(key.slice(2), value);
     else if (key === 'value' || (key in el && typeof value !== 'string')) el[key] = value;
     else el.setAttribute(key, value === true ? '' : String(value));
@@ -100,6 +116,8 @@ function showLogin(message) {
   stopEvents();
   setConn('offline');
   els.board.hidden = true;
+  els.sessions.hidden = true;
+  els.tabs.hidden = true;
   els.logout.hidden = true;
   els.conn.hidden = true;
   els.login.hidden = false;
@@ -145,6 +163,7 @@ els.logout.addEventListener('click', async () => {
   for (const { el } of shown.values()) el.remove();
   shown.clear();
   refreshBoard();
+  forgetSessions();
   showLogin();
 });
 
@@ -153,9 +172,10 @@ async function start() {
   if (!ok) return;
   signedIn = true;
   els.login.hidden = true;
-  els.board.hidden = false;
+  els.tabs.hidden = false;
   els.logout.hidden = false;
   els.conn.hidden = false;
+  route();
   connect();
 }
 
@@ -178,17 +198,28 @@ function connect() {
   events = source;
   source.addEventListener('open', () => {
     setConn('live');
-    reload(); // events are not replayed: whatever happened while away comes from the list
+    // Events are not replayed: whatever happened while away comes from the lists.
+    reload();
+    reloadSessions();
   });
   const onCard = (event) => {
     try {
-      upsert(JSON.parse(event.data));
+      const card = JSON.parse(event.data);
+      upsert(card);
+      if (card?.sessionId) sessionCardChanged(card.sessionId);
     } catch (err) {
       console.error('askrelay: bad event', err);
     }
   };
   source.addEventListener('card.created', onCard);
   source.addEventListener('card.updated', onCard);
+  source.addEventListener('session.updated', (event) => {
+    try {
+      upsertSession(JSON.parse(event.data));
+    } catch (err) {
+      console.error('askrelay: bad event', err);
+    }
+  });
   source.addEventListener('error', () => {
     if (events !== source) return;
     if (source.readyState !== EventSource.CLOSED) {
@@ -269,6 +300,7 @@ function pendingEntries() {
 function refreshBoard() {
   const n = pendingEntries().length;
   setText(els.count, String(n));
+  setText(els.tabCardsCount, n > 0 ? String(n) : '');
   els.empty.hidden = n > 0;
   document.title = n > 0 ? `(${n}) askrelay` : 'askrelay';
   els.recent.hidden = els.recentList.children.length === 0;
@@ -281,6 +313,14 @@ function renderCard(entry) {
   const chips = h('div', { class: 'chips' },
     h('span', { class: 'chip chip-provider', dataset: { testid: 'provider' } }, card.engine ? `${card.provider} · ${card.engine}` : card.provider),
     card.kind === 'approval' ? h('span', { class: 'chip chip-approval' }, 'Approval') : null,
+    card.sessionId
+      ? h('a', {
+          class: 'chip chip-session',
+          href: `#sessions/${encodeURIComponent(card.sessionId)}`,
+          title: `Asked by session ${card.sessionId}: open its transcript`,
+          dataset: { testid: 'card-session', sessionId: card.sessionId },
+        }, `session ${shortId(card.sessionId)}`)
+      : null,
   );
   const countdown = h('span', { class: 'countdown', dataset: { testid: 'countdown' }, title: `Asked ${fmtTime(card.createdAt)} · closes ${fmtTime(card.expiresAt)}` });
   entry.ui.countdown = countdown;
@@ -679,7 +719,7 @@ function clearError(entry) {
   setText(entry.parts.error, '');
 }
 
-function closeCard(entry) {
+function closeCard(entry, { settle = true } = {}) {
   const { card, el, parts } = entry;
   el.dataset.status = card.status;
   el.classList.add('closed');
@@ -691,7 +731,7 @@ function closeCard(entry) {
   if (card.status === 'answered') markChosen(entry);
   if (activeId === card.id) activeId = null;
   refreshBoard();
-  setTimeout(() => moveToRecent(entry), RECENT_AFTER_MS);
+  if (settle) setTimeout(() => moveToRecent(entry), RECENT_AFTER_MS);
 }
 
 function markChosen(entry) {
@@ -803,7 +843,7 @@ document.addEventListener('pointerdown', activate);
 
 document.addEventListener('keydown', (event) => {
   if (!signedIn || event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
-  if (!/^[1-9]$/.test(event.key)) return;
+  if (!/^[1-9]$/.test(event.key) || els.board.hidden) return;
   const t = event.target;
   const typing = t instanceof HTMLElement && (t.isContentEditable || t.matches('textarea, select, input:not([type=checkbox]):not([type=radio])'));
   if (typing) return;
@@ -829,6 +869,612 @@ function pickInForm(entry, index, focused) {
   if (!input) return;
   input.checked = input.type === 'checkbox' ? !input.checked : true;
   input.focus({ preventScroll: true });
+}
+
+// ---------------------------------------------------------------- views
+
+let lastRoute = null;
+
+/** #cards (the default), #sessions, #sessions/<id>. */
+function route() {
+  if (!signedIn) return;
+  let hash = location.hash.slice(1);
+  try {
+    hash = decodeURIComponent(hash);
+  } catch {
+    /* a malformed escape: use it as it is */
+  }
+  const view = hash === 'sessions' || hash.startsWith('sessions/') ? 'sessions' : 'cards';
+  const sessionId = view === 'sessions' ? hash.slice('sessions/'.length) || null : null;
+  els.board.hidden = view !== 'cards';
+  els.sessions.hidden = view !== 'sessions';
+  for (const tab of els.tabs.querySelectorAll('.tab')) {
+    const current = tab.dataset.view === view;
+    tab.classList.toggle('current', current);
+    if (current) tab.setAttribute('aria-current', 'page');
+    else tab.removeAttribute('aria-current');
+  }
+  if (sessionId) openSessionView(sessionId);
+  else closeSessionView();
+  const key = `${view}/${sessionId ?? ''}`;
+  if (lastRoute !== null && key !== lastRoute) window.scrollTo(0, 0);
+  lastRoute = key;
+  markKeyboardTarget();
+}
+window.addEventListener('hashchange', route);
+window.addEventListener('popstate', route);
+
+/** Goes somewhere on the page now (a hash link would get there one task later). */
+function navigate(hash) {
+  if (location.hash !== hash) history.pushState(null, '', hash);
+  route();
+}
+
+/** Shows a card on the Cards view, fetching it when the page never saw it (e.g. closed long ago). */
+async function revealCard(id) {
+  let entry = shown.get(id);
+  if (!entry) {
+    let card;
+    try {
+      card = await api(`/api/cards/${encodeURIComponent(id)}`);
+    } catch {
+      return;
+    }
+    if (card.status === 'pending') upsert(card);
+    else if (!shown.has(card.id)) showClosedCard(card);
+    entry = shown.get(id);
+    if (!entry) return;
+  }
+  navigate('#cards');
+  entry.el.scrollIntoView({ block: 'center' });
+  entry.el.focus({ preventScroll: true });
+  entry.el.classList.remove('flash');
+  void entry.el.offsetWidth; // restart the highlight
+  entry.el.classList.add('flash');
+}
+
+function showClosedCard(card) {
+  const entry = { card, el: null, ui: newUi(card) };
+  entry.el = renderCard(entry);
+  shown.set(card.id, entry);
+  els.recentList.prepend(entry.el);
+  entry.el.classList.add('compact');
+  closeCard(entry, { settle: false });
+}
+
+// ---------------------------------------------------------------- sessions
+
+const ACTIVE = new Set(['starting', 'running', 'waiting', 'idle', 'stuck']);
+const PROVIDER_NAME = { claude: 'Claude', deepseek: 'DeepSeek' };
+const SESSION_STATUS = {
+  starting: ['Starting', 'The agent is starting.'],
+  running: ['Working', 'The agent is working on its turn.'],
+  waiting: ['Waiting on you', 'A card is open: answer it and the agent goes on.'],
+  idle: ['Idle', 'The turn ended: the agent waits for your next message.'],
+  stuck: ['Stuck?', 'No activity from the agent for a while.'],
+  stopped: ['Stopped', 'The session was stopped.'],
+  failed: ['Failed', 'The provider gave up.'],
+};
+const COMPOSER_WHY = {
+  starting: 'The agent is starting. You can write once its turn ends.',
+  running: 'The agent is working. You can write once its turn ends.',
+  waiting: 'The agent is waiting on a card: answer it first.',
+  stuck: 'The agent has shown no activity for a while. Wait, or stop the session.',
+  stopped: 'The session is stopped: start a new one to go on.',
+  failed: 'The session failed: start a new one to go on.',
+};
+
+/** @type {Map<string, any>} session records (no transcript), by id */
+const sessions = new Map();
+/** @type {Map<string, HTMLElement>} */
+const sessionRows = new Map();
+/** @type {Map<string, string>} each session's first prompt, its name on the page */
+const sessionTitles = new Map();
+const titleFetches = new Set();
+/** @type {Map<string, string>} unsent messages, by session */
+const messageDrafts = new Map();
+/** The session open on screen: {id, session, parts, count, loading, dirty, ...} */
+let opened = null;
+
+const shortId = (id) => String(id).slice(0, 8);
+const providerName = (provider) => PROVIDER_NAME[provider] ?? provider ?? 'Agent';
+const providerChip = (s) =>
+  h('span', { class: 'chip chip-provider', dataset: { testid: 'session-provider' } }, s.engine ? `${s.provider} · ${s.engine}` : s.provider);
+
+async function reloadSessions() {
+  let list;
+  try {
+    list = (await api('/api/sessions')).sessions;
+  } catch {
+    return;
+  }
+  const ids = new Set(list.map((s) => s.id));
+  for (const id of [...sessions.keys()]) {
+    if (ids.has(id)) continue;
+    sessions.delete(id);
+    sessionRows.get(id)?.remove();
+    sessionRows.delete(id);
+  }
+  for (const s of list) upsertSession(s);
+  refreshSessionCounts();
+}
+
+function forgetSessions() {
+  closeSessionView();
+  sessions.clear();
+  for (const row of sessionRows.values()) row.remove();
+  sessionRows.clear();
+  sessionTitles.clear();
+  titleFetches.clear();
+  messageDrafts.clear();
+  refreshSessionCounts();
+}
+
+/** A session record from the list, an event or a fetch (which also carries the transcript). */
+function upsertSession(s, { fromDetail = false } = {}) {
+  if (!s || typeof s.id !== 'string') return;
+  const { transcript, ...record } = s;
+  const known = sessions.get(s.id);
+  if (!known || !(known.updatedAt > record.updatedAt)) sessions.set(s.id, record); // never step back to an older copy
+  if (transcript && !sessionTitles.has(s.id)) {
+    const first = transcript.find((e) => e.role === 'user');
+    if (first) sessionTitles.set(s.id, first.text);
+  }
+  renderSessionRow(sessions.get(s.id));
+  refreshSessionCounts();
+  if (opened?.id === s.id) {
+    applySessionHead(opened, sessions.get(s.id));
+    if (!fromDetail) refreshOpened(); // the event carries no transcript: fetch it
+  } else if (!sessionTitles.has(s.id)) {
+    fetchTitle(s.id);
+  }
+}
+
+/** The list shows each session by its first prompt, which only the full record carries. */
+async function fetchTitle(id) {
+  if (titleFetches.has(id) || titleFetches.size >= 100) return;
+  titleFetches.add(id);
+  try {
+    upsertSession(await api(`/api/sessions/${encodeURIComponent(id)}`), { fromDetail: true });
+  } catch {
+    /* it keeps its short id as a name */
+  }
+}
+
+/**
+ * A provider's error as the relay recorded it, e.g. `400 {"type":"error","error":{"type":
+ * "invalid_request_error","message":"…"}}`, reads better as `400 invalid_request_error: …`.
+ */
+function readableError(error) {
+  const text = String(error || 'The provider gave up.');
+  const match = /^(\d{3}) (\{.*\})$/s.exec(text);
+  if (!match) return text;
+  try {
+    const body = JSON.parse(match[2]);
+    const inner = body?.error ?? body;
+    if (typeof inner?.message !== 'string') return text;
+    return `${match[1]}${typeof inner.type === 'string' ? ` ${inner.type}` : ''}: ${inner.message}`;
+  } catch {
+    return text;
+  }
+}
+
+function sessionName(id) {
+  const title = sessionTitles.get(id);
+  return title ? title.trim().split('\n')[0] : `Session ${shortId(id)}`;
+}
+
+function refreshSessionCounts() {
+  const all = [...sessions.values()];
+  const active = all.filter((s) => ACTIVE.has(s.status)).length;
+  const waiting = all.filter((s) => s.status === 'waiting').length;
+  setText(els.sessionCount, String(all.length));
+  setText(els.tabSessionsCount, active ? String(active) : '');
+  els.tabSessionsCount.classList.toggle('attention', waiting > 0);
+  els.tabSessionsCount.title = active ? `${active} active${waiting ? `, ${waiting} waiting on you` : ''}` : '';
+  els.sessionsEmpty.hidden = all.length > 0;
+}
+
+function statusBadge(s) {
+  const [label, why] = SESSION_STATUS[s.status] ?? [s.status, ''];
+  if (s.status === 'waiting') {
+    return h('a', {
+      class: 'badge badge-waiting',
+      href: '#cards',
+      title: 'Open the card it waits on',
+      dataset: { testid: 'session-status', status: s.status },
+      onclick: (e) => {
+        e.preventDefault();
+        goToSessionCard(s.id);
+      },
+    }, label, h('span', { class: 'arrow', 'aria-hidden': 'true' }, '→'));
+  }
+  return h('span', { class: `badge badge-${s.status}`, title: why, dataset: { testid: 'session-status', status: s.status } }, label);
+}
+
+function renderSessionRow(s) {
+  const link = h('a', { class: 'session-link', href: `#sessions/${encodeURIComponent(s.id)}`, dataset: { testid: 'session-link' } }, sessionName(s.id));
+  const row = h('div', { class: `session-row status-${s.status}`, role: 'listitem', dataset: { testid: 'session', sessionId: s.id, status: s.status } },
+    h('div', { class: 'session-row-main' },
+      link,
+      h('div', { class: 'session-meta' },
+        providerChip(s),
+        s.model ? h('span', { class: 'meta-item' }, s.model) : null,
+        h('span', { class: 'meta-item', title: fmtTime(s.createdAt) }, `started ${fmtStarted(s.createdAt)}`),
+        h('span', { class: 'meta-item mono' }, shortId(s.id)),
+      ),
+      s.status === 'failed' ? h('p', { class: 'session-error', title: s.error, dataset: { testid: 'session-error' } }, readableError(s.error)) : null,
+      s.status === 'stuck' ? h('p', { class: 'session-warning' }, 'No activity for a while.') : null,
+    ),
+    statusBadge(s),
+  );
+  const old = sessionRows.get(s.id);
+  sessionRows.set(s.id, row);
+  if (old) {
+    const refocus = old.contains(document.activeElement) && document.activeElement.classList.contains('session-link');
+    old.replaceWith(row);
+    if (refocus) link.focus({ preventScroll: true });
+    return;
+  }
+  // Newest first.
+  const after = [...els.sessionList.children].find((el) => (sessions.get(el.dataset.sessionId)?.createdAt ?? '') < s.createdAt);
+  els.sessionList.insertBefore(row, after ?? null);
+}
+
+function pendingCardOf(sessionId) {
+  return pendingEntries().find((e) => e.card.sessionId === sessionId)?.card;
+}
+
+async function goToSessionCard(sessionId) {
+  let card = pendingCardOf(sessionId);
+  if (!card) {
+    try {
+      card = (await api(`/api/cards?sessionId=${encodeURIComponent(sessionId)}&status=pending`)).cards[0];
+    } catch {
+      return;
+    }
+  }
+  if (card) revealCard(card.id);
+  else navigate('#cards');
+}
+
+/** A card of this session opened or closed: its waiting banner names the question. */
+function sessionCardChanged(sessionId) {
+  if (opened?.id === sessionId && opened.session) applySessionHead(opened, opened.session);
+}
+
+// ---------------------------------------------------------------- one session
+
+function openSessionView(id) {
+  els.sessionIndex.hidden = true;
+  els.sessionDetail.hidden = false;
+  if (opened?.id === id) return;
+  saveDraft();
+  opened = buildSessionView(id);
+  els.sessionDetail.replaceChildren(opened.root);
+  const known = sessions.get(id);
+  if (known) applySessionHead(opened, known);
+  refreshOpened();
+}
+
+function closeSessionView() {
+  saveDraft();
+  opened = null;
+  els.sessionDetail.replaceChildren();
+  els.sessionDetail.hidden = true;
+  els.sessionIndex.hidden = false;
+}
+
+function saveDraft() {
+  if (!opened) return;
+  const text = opened.parts.input.value;
+  if (text.trim()) messageDrafts.set(opened.id, text);
+  else messageDrafts.delete(opened.id);
+}
+
+function buildSessionView(id) {
+  const o = { id, session: null, count: 0, loading: false, dirty: false, first: true, busy: false, refocus: false };
+  const p = {};
+  o.parts = p;
+  p.chips = h('div', { class: 'chips' });
+  p.badge = h('span');
+  p.title = h('h2', { class: 'session-heading', dataset: { testid: 'session-title' } }, sessionName(id));
+  p.facts = h('p', { class: 'muted small session-facts' }, id);
+  p.stop = h('button', { type: 'button', class: 'danger-button', dataset: { testid: 'stop-session' }, onclick: () => stopSession(o) }, 'Stop');
+  p.banner = h('div', { class: 'banner', dataset: { testid: 'session-banner' }, role: 'status', hidden: true });
+  p.transcript = h('ol', { class: 'transcript', dataset: { testid: 'transcript' }, 'aria-label': 'Transcript' });
+  p.working = h('p', { class: 'working muted small', dataset: { testid: 'working' }, hidden: true },
+    h('span', { class: 'dots-anim', 'aria-hidden': 'true' }, h('span'), h('span'), h('span')), 'Working…');
+  p.input = h('textarea', {
+    class: 'free-text',
+    rows: '1',
+    maxlength: '20000',
+    'aria-label': 'Next message',
+    placeholder: 'Next message…',
+    dataset: { testid: 'message-input' },
+    value: messageDrafts.get(id) ?? '',
+    oninput: (e) => autosize(e.target),
+    onkeydown: (e) => {
+      if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
+        e.preventDefault();
+        sendMessage(o);
+      }
+    },
+  });
+  p.send = h('button', { type: 'submit', class: 'primary', dataset: { testid: 'send-message' } }, 'Send');
+  p.hint = h('p', { class: 'composer-hint muted small', dataset: { testid: 'composer-hint' }, role: 'status' });
+  p.error = h('p', { class: 'error', dataset: { testid: 'composer-error' }, role: 'alert', hidden: true });
+  p.missing = h('p', { class: 'error', dataset: { testid: 'session-missing' }, hidden: true });
+  o.root = h('div', { class: 'session-view', dataset: { sessionId: id } },
+    h('a', { class: 'back-link', href: '#sessions', dataset: { testid: 'back-to-sessions' } }, '← All sessions'),
+    p.missing,
+    h('header', { class: 'panel session-head' },
+      h('div', { class: 'session-head-top' }, p.chips, p.badge),
+      p.title,
+      h('div', { class: 'session-head-foot' }, p.facts, p.stop),
+    ),
+    p.banner,
+    p.transcript,
+    p.working,
+    h('form', {
+      class: 'composer',
+      dataset: { testid: 'composer' },
+      onsubmit: (e) => {
+        e.preventDefault();
+        sendMessage(o);
+      },
+    }, p.error, h('div', { class: 'reply-row' }, p.input, p.send), p.hint),
+  );
+  setComposer(o);
+  return o;
+}
+
+function applySessionHead(o, s) {
+  if (!s) return;
+  const wasIdle = o.session?.status === 'idle';
+  o.session = s;
+  const p = o.parts;
+  o.root.dataset.status = s.status;
+  p.chips.replaceChildren(
+    providerChip(s),
+    s.model ? h('span', { class: 'chip', title: 'Model' }, s.model) : null,
+    h('span', { class: 'chip', title: s.relayMode === 'manual' ? 'When nobody answers in time, the agent stops and waits for you' : 'When nobody answers in time, the agent goes on with its best judgement' }, s.relayMode),
+    s.agentsMayAnswer ? h('span', { class: 'chip', title: 'Other agents may answer its cards' }, 'agents may answer') : null,
+  );
+  const badge = statusBadge(s);
+  p.badge.replaceWith(badge);
+  p.badge = badge;
+  setText(p.title, sessionName(s.id));
+  setText(p.facts, `Started ${fmtStarted(s.createdAt)} · ${s.id}`);
+  p.stop.hidden = !ACTIVE.has(s.status);
+  renderBanner(o, s);
+  p.working.hidden = !(s.status === 'running' || s.status === 'starting');
+  setText(p.working.lastChild, `${providerName(s.provider)} is working…`);
+  setComposer(o);
+  if (s.status === 'idle' && !wasIdle && o.refocus && (document.activeElement === document.body || document.activeElement === null)) {
+    o.refocus = false;
+    p.input.focus({ preventScroll: true });
+  }
+}
+
+function renderBanner(o, s) {
+  const { banner } = o.parts;
+  banner.className = `banner banner-${s.status}`;
+  banner.hidden = !['waiting', 'stuck', 'failed', 'stopped'].includes(s.status);
+  if (s.status === 'waiting') {
+    const card = pendingCardOf(s.id);
+    const question = card ? card.title || card.questions[0]?.text : null;
+    banner.replaceChildren(
+      h('div', { class: 'banner-text' },
+        h('strong', {}, 'Waiting on you'),
+        question ? h('span', { class: 'banner-question' }, question) : null,
+      ),
+      h('button', { type: 'button', class: 'primary', dataset: { testid: 'answer-card' }, onclick: () => goToSessionCard(s.id) }, 'Answer the card →'),
+    );
+  } else if (s.status === 'stuck') {
+    banner.replaceChildren(h('div', { class: 'banner-text' },
+      h('strong', {}, 'No activity for a while'),
+      h('span', {}, 'The agent may be stuck. Wait a little longer, or stop the session.')));
+  } else if (s.status === 'failed') {
+    banner.replaceChildren(h('div', { class: 'banner-text' },
+      h('strong', {}, 'The session failed'),
+      h('span', { title: s.error, dataset: { testid: 'session-error' } }, readableError(s.error))));
+  } else if (s.status === 'stopped') {
+    banner.replaceChildren(h('div', { class: 'banner-text' }, h('strong', {}, 'Stopped'), h('span', {}, 'The agent ended; cards it left open were cancelled.')));
+  } else {
+    banner.replaceChildren();
+  }
+}
+
+function setComposer(o) {
+  const status = o.session?.status;
+  const open = status === 'idle' && !o.busy;
+  o.parts.input.disabled = !open;
+  o.parts.send.disabled = !open;
+  const why = o.busy ? 'Sending…' : status ? COMPOSER_WHY[status] ?? '' : 'Loading…';
+  setText(o.parts.hint, open ? 'Enter sends, Shift+Enter starts a new line.' : why);
+  o.parts.hint.classList.toggle('why', !open);
+}
+
+async function refreshOpened() {
+  const o = opened;
+  if (!o) return;
+  if (o.loading) {
+    o.dirty = true;
+    return;
+  }
+  o.loading = true;
+  try {
+    do {
+      o.dirty = false;
+      let s;
+      try {
+        s = await api(`/api/sessions/${encodeURIComponent(o.id)}`);
+      } catch (err) {
+        if (opened === o && err.status === 404) {
+          setText(o.parts.missing, `There is no session “${o.id}”.`);
+          o.parts.missing.hidden = false;
+        }
+        return;
+      }
+      if (opened !== o) return;
+      upsertSession(s, { fromDetail: true });
+      appendTranscript(o, s.transcript ?? []);
+    } while (o.dirty && opened === o);
+  } finally {
+    o.loading = false;
+  }
+}
+
+function appendTranscript(o, list) {
+  const list_ = o.parts.transcript;
+  if (list.length < o.count) {
+    list_.replaceChildren();
+    o.count = 0;
+  }
+  const root = document.documentElement;
+  const nearBottom = window.innerHeight + window.scrollY >= root.scrollHeight - 160;
+  const fresh = list.slice(o.count);
+  for (const entry of fresh) list_.append(renderEntry(o, entry));
+  o.count = list.length;
+  if (fresh.length && (o.first || nearBottom)) window.scrollTo(0, root.scrollHeight);
+  o.first = false;
+}
+
+const ENTRY_WHO = { user: 'You', tool: 'Tool result', system: 'Relay' };
+
+function renderEntry(o, e) {
+  const who = e.role === 'assistant' ? providerName(o.session?.provider) : ENTRY_WHO[e.role] ?? e.role;
+  return h('li', { class: `entry entry-${e.role}`, dataset: { testid: 'entry', role: e.role, cardId: e.cardId } },
+    h('div', { class: 'entry-head' },
+      h('span', { class: 'entry-who' }, who),
+      h('time', { class: 'entry-time', datetime: e.at, title: fmtTime(e.at) }, fmtClock(e.at)),
+      e.cardId
+        ? h('a', {
+            class: 'entry-card',
+            href: '#cards',
+            dataset: { testid: 'entry-card' },
+            onclick: (ev) => {
+              ev.preventDefault();
+              revealCard(e.cardId);
+            },
+          }, 'Show the card')
+        : null,
+    ),
+    h('div', { class: 'entry-text' }, e.text),
+  );
+}
+
+async function sendMessage(o) {
+  const text = o.parts.input.value.trim();
+  if (!text || o.busy || o.session?.status !== 'idle') return;
+  o.busy = true;
+  o.parts.error.hidden = true;
+  setComposer(o);
+  try {
+    const s = await api(`/api/sessions/${encodeURIComponent(o.id)}/messages`, { method: 'POST', json: { text } });
+    o.parts.input.value = '';
+    autosize(o.parts.input);
+    messageDrafts.delete(o.id);
+    o.refocus = true;
+    o.busy = false;
+    upsertSession(s);
+  } catch (err) {
+    if (!(err instanceof Unauthorized)) {
+      setText(o.parts.error, err.message);
+      o.parts.error.hidden = false;
+    }
+  } finally {
+    o.busy = false;
+    setComposer(o);
+  }
+}
+
+async function stopSession(o) {
+  if (!ACTIVE.has(o.session?.status)) return;
+  if (!window.confirm('Stop this session? The agent ends its work, and any card it waits on is cancelled.')) return;
+  o.parts.stop.disabled = true;
+  try {
+    upsertSession(await api(`/api/sessions/${encodeURIComponent(o.id)}`, { method: 'DELETE' }));
+  } catch (err) {
+    if (!(err instanceof Unauthorized)) {
+      setText(o.parts.error, err.message);
+      o.parts.error.hidden = false;
+    }
+  } finally {
+    o.parts.stop.disabled = false;
+  }
+}
+
+// ---------------------------------------------------------------- new session
+
+function toggleNewSession(open) {
+  els.newSessionForm.hidden = !open;
+  els.newSession.setAttribute('aria-expanded', String(open));
+  els.newSession.hidden = open;
+  if (open) els.newSessionForm.elements.prompt.focus();
+  else els.newSession.focus({ preventScroll: true });
+}
+
+els.newSession.addEventListener('click', () => toggleNewSession(true));
+els.newSessionCancel.addEventListener('click', () => toggleNewSession(false));
+els.newSessionForm.elements.prompt.addEventListener('keydown', (e) => {
+  if (e.key === 'Enter' && (e.metaKey || e.ctrlKey)) {
+    e.preventDefault();
+    els.newSessionForm.requestSubmit();
+  }
+});
+
+els.newSessionForm.addEventListener('submit', async (event) => {
+  event.preventDefault();
+  const f = els.newSessionForm.elements;
+  const prompt = f.prompt.value;
+  if (!prompt.trim()) {
+    showNewSessionError('Write the prompt first: it is the agent’s first message.');
+    f.prompt.focus();
+    return;
+  }
+  const body = {
+    provider: f.provider.value,
+    engine: f.engine.value,
+    prompt,
+    relayMode: f.relayMode.value,
+    agentsMayAnswer: f.agentsMayAnswer.checked,
+  };
+  const model = f.model.value.trim();
+  if (model) body.model = model;
+  els.startSession.disabled = true;
+  setText(els.startSession, 'Starting…');
+  els.newSessionError.hidden = true;
+  try {
+    const s = await api('/api/sessions', { method: 'POST', json: body });
+    sessionTitles.set(s.id, prompt);
+    upsertSession(s, { fromDetail: true });
+    els.newSessionForm.reset();
+    toggleNewSession(false);
+    navigate(`#sessions/${encodeURIComponent(s.id)}`);
+  } catch (err) {
+    if (!(err instanceof Unauthorized)) showNewSessionError(err.message);
+  } finally {
+    els.startSession.disabled = false;
+    setText(els.startSession, 'Start session');
+  }
+});
+
+function showNewSessionError(message) {
+  setText(els.newSessionError, message);
+  els.newSessionError.hidden = false;
+}
+
+function fmtStarted(iso) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toDateString() === new Date().toDateString() ? fmtClock(iso) : fmtTime(iso);
+}
+
+function fmtClock(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
 }
 
 // ---------------------------------------------------------------- misc
