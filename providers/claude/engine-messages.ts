@@ -101,8 +101,12 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
       { signal: ctx.signal },
     );
     stream.on('streamEvent', () => ctx.heartbeat());
-    const message = await stream.finalMessage();
-    return { content: message.content.map(plainBlock), stop_reason: message.stop_reason };
+    try {
+      const message = await stream.finalMessage();
+      return { content: message.content.map(plainBlock), stop_reason: message.stop_reason };
+    } catch (err) {
+      throw readableApiError(err, endpoint.baseUrl);
+    }
   }
 
   return {
@@ -146,4 +150,12 @@ function plainBlock(block: Block): Block {
     input = { [INVALID_JSON]: raw ?? '' };
   }
   return { type: 'tool_use', id: block.id, name: block.name, input } as Block;
+}
+
+/** "400 {json}" from the SDK becomes one sentence a person can act on. */
+function readableApiError(err: unknown, baseUrl: string): Error {
+  if (!(err instanceof Anthropic.APIError)) return err as Error;
+  const body = err.error as { error?: { type?: string; message?: string } } | undefined;
+  const detail = body?.error?.message ? `${body.error.type ?? 'error'}: ${body.error.message}` : err.message;
+  return new Error(`The model API at ${baseUrl} answered ${err.status ?? 'without a status'}: ${detail}`);
 }

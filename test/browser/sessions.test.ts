@@ -268,13 +268,13 @@ describe('sessions on the web page', () => {
     await view(page, 'failed').waitFor(WAIT);
     const failedId = (await view(page).getAttribute('data-session-id'))!;
     // The provider's own error, as the relay recorded it.
-    expect(await page.getByTestId('session-banner').getByTestId('session-error').textContent()).toBe(`400 invalid_request_error: model: unknown model "${BAD_MODEL}"`);
+    expect(await page.getByTestId('session-banner').getByTestId('session-error').textContent()).toBe(`The model API at ${fake.url} answered 400: invalid_request_error: model: unknown model "${BAD_MODEL}"`);
     expect(await page.getByTestId('composer-hint').textContent()).toMatch(/failed/);
     expect(await page.getByTestId('stop-session').isHidden()).toBe(true);
     await page.getByTestId('back-to-sessions').click();
     const r = row(page, failedId);
     await page.waitForSelector(`[data-testid="session"][data-session-id="${failedId}"][data-status="failed"]`, WAIT);
-    expect(await r.getByTestId('session-error').textContent()).toBe(`400 invalid_request_error: model: unknown model "${BAD_MODEL}"`);
+    expect(await r.getByTestId('session-error').textContent()).toBe(`The model API at ${fake.url} answered 400: invalid_request_error: model: unknown model "${BAD_MODEL}"`);
     // Newest first.
     expect(await page.getByTestId('session').first().getAttribute('data-session-id')).toBe(failedId);
   });

@@ -1041,24 +1041,6 @@ async function fetchTitle(id) {
   }
 }
 
-/**
- * A provider's error as the relay recorded it, e.g. `400 {"type":"error","error":{"type":
- * "invalid_request_error","message":"…"}}`, reads better as `400 invalid_request_error: …`.
- */
-function readableError(error) {
-  const text = String(error || 'The provider gave up.');
-  const match = /^(\d{3}) (\{.*\})$/s.exec(text);
-  if (!match) return text;
-  try {
-    const body = JSON.parse(match[2]);
-    const inner = body?.error ?? body;
-    if (typeof inner?.message !== 'string') return text;
-    return `${match[1]}${typeof inner.type === 'string' ? ` ${inner.type}` : ''}: ${inner.message}`;
-  } catch {
-    return text;
-  }
-}
-
 function sessionName(id) {
   const title = sessionTitles.get(id);
   return title ? title.trim().split('\n')[0] : `Session ${shortId(id)}`;
@@ -1103,7 +1085,7 @@ function renderSessionRow(s) {
         h('span', { class: 'meta-item', title: fmtTime(s.createdAt) }, `started ${fmtStarted(s.createdAt)}`),
         h('span', { class: 'meta-item mono' }, shortId(s.id)),
       ),
-      s.status === 'failed' ? h('p', { class: 'session-error', title: s.error, dataset: { testid: 'session-error' } }, readableError(s.error)) : null,
+      s.status === 'failed' ? h('p', { class: 'session-error', title: s.error, dataset: { testid: 'session-error' } }, s.error || 'The provider gave up.') : null,
       s.status === 'stuck' ? h('p', { class: 'session-warning' }, 'No activity for a while.') : null,
     ),
     statusBadge(s),
@@ -1278,7 +1260,7 @@ function renderBanner(o, s) {
   } else if (s.status === 'failed') {
     banner.replaceChildren(h('div', { class: 'banner-text' },
       h('strong', {}, 'The session failed'),
-      h('span', { title: s.error, dataset: { testid: 'session-error' } }, readableError(s.error))));
+      h('span', { title: s.error, dataset: { testid: 'session-error' } }, s.error || 'The provider gave up.')));
   } else if (s.status === 'stopped') {
     banner.replaceChildren(h('div', { class: 'banner-text' }, h('strong', {}, 'Stopped'), h('span', {}, 'The agent ended; cards it left open were cancelled.')));
   } else {
