@@ -11,6 +11,8 @@ Commands:
   cards     list cards (pending by default)
   answer    answer a card from the terminal
   skip      decline to answer a card
+  session   start, list, show, send to and stop agent sessions
+  demo      try it without any key: scripted Claude and DeepSeek agents ask you
 
 Exit status: 0 done, 1 an error, 2 nobody answered ("ask": expired, skipped, cancelled).
 Client commands find the relay through --url or ASKRELAY_URL and read the token from
@@ -27,6 +29,8 @@ const COMMANDS: Record<string, Command> = {
   cards: async (argv) => (await import('./cards-command.js')).cardsCommand(argv),
   answer: async (argv) => (await import('./answer-command.js')).answerCommand(argv),
   skip: async (argv) => (await import('./skip-command.js')).skipCommand(argv),
+  session: async (argv) => (await import('./session-command.js')).sessionCommand(argv),
+  demo: async (argv) => (await import('./demo-command.js')).demoCommand(argv),
 };
 
 async function main(argv: string[]): Promise<number> {

@@ -1,0 +1,415 @@
+import { parseArgs } from 'node:util';
+import type { Card } from '../cards/model.js';
+import type { Session, SessionStatus, StartSession, TranscriptEntry } from '../sessions/model.js';
+import { ApiError, UnreachableError, findRelay } from './client.js';
+import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags } from './flags.js';
+import { durationText, optionsText } from './format.js';
+import { SessionClient } from './session-client.js';
+
+// askrelay session start|list|show|send|stop: run agent sessions on the relay from a
+// terminal, read their transcripts and follow them while they work.
+
+export const SESSION_HELP = `askrelay session — start, watch and steer agent sessions on the relay
+
+Usage: askrelay session <subcommand> [options]
+
+  start --provider P "<prompt>"   start a session (claude or deepseek) with a first prompt
+  list                            list the sessions
+  show <session-id>               a session's status and transcript
+  send <session-id> "<text>"      the next message for an idle session
+  stop <session-id>               stop a session (its open cards are cancelled)
+
+The agents' questions become cards: answer them on the relay's page or with
+"askrelay cards" and "askrelay answer". Exit status: 0 done, 1 an error (the relay's
+own message when it refused, e.g. an unknown session or one that is busy).
+
+Run "askrelay session <subcommand> --help" for its options.`;
+
+export const START_HELP = `askrelay session start — start an agent session
+
+Usage: askrelay session start --provider claude|deepseek "<prompt>" [--engine code|messages]
+                              [--model M] [--manual] [--agents-may-answer] [--follow]
+                              [--json] [--url URL]
+
+  --provider P         claude or deepseek (required)
+  --engine E           code (Claude Code, the default) or messages (the Messages API loop)
+  --model M            the model (default: the provider's, e.g. ANTHROPIC_MODEL on the relay)
+  --manual             relay mode manual: when nobody answers a card in time, the agent
+                       stops and waits for your next message (default autopilot: it goes
+                       on with its best judgement)
+  --agents-may-answer  let other agents answer this session's cards (answer_question)
+  --follow, -f         print the transcript as it grows until the turn ends (idle),
+                       the session is stopped or fails
+  --json               print the session as JSON (with --follow: once the turn ends)
+
+Prints "Started <id> (<provider>, <engine>, <model>): <status>." and how to follow it.
+With --follow, exit 1 when the session fails.
+
+${CLIENT_ENV_HELP}`;
+
+export const LIST_HELP = `askrelay session list — list the sessions
+
+Usage: askrelay session list [--json] [--url URL]
+
+One row per session: ID, PROVIDER, ENGINE, MODEL, STATUS, MODE (autopilot or manual)
+and UPDATED (how long ago it last changed). --json prints {"sessions": [...]} as the
+relay returns it. Statuses: starting, running, waiting (a card is open), idle (the turn
+ended; send the next message), stuck (no activity for long), stopped, failed.
+
+${CLIENT_ENV_HELP}`;
+
+export const SHOW_HELP = `askrelay session show — a session's status and transcript
+
+Usage: askrelay session show <session-id> [--follow] [--json] [--url URL]
+
+Prints the session (provider, engine, model, status, relay mode), then its transcript,
+one entry per line: the time, who (user, assistant, tool, system) and the text. A session
+waiting on a card also shows the card and how to answer it.
+
+  --follow, -f   keep printing new entries until the turn ends, the session is stopped
+                 or fails
+  --json         print the session with its transcript as JSON
+
+${CLIENT_ENV_HELP}`;
+
+export const SEND_HELP = `askrelay session send — send the next message to an idle session
+
+Usage: askrelay session send <session-id> "<text>" [--follow] [--json] [--url URL]
+
+A session takes a message when it is idle (its turn ended). While the agent works or
+waits on a card the relay refuses it (exit 1, "The agent is waiting on a card; …");
+a stopped session is exit 1 too.
+
+  --follow, -f   print the transcript as it grows until the turn ends
+  --json         print the session as JSON (with --follow: once the turn ends)
+
+${CLIENT_ENV_HELP}`;
+
+export const STOP_HELP = `askrelay session stop — stop a session
+
+Usage: askrelay session stop <session-id> [--json] [--url URL]
+
+The agent's work ends and its open cards are cancelled. Prints "Stopped <id>." (with
+--json: the session). Stopping a stopped or failed session is fine.
+
+${CLIENT_ENV_HELP}`;
+
+const HELPS: Record<string, string> = { start: START_HELP, list: LIST_HELP, show: SHOW_HELP, send: SEND_HELP, stop: STOP_HELP };
+
+type Subcommand = (argv: string[]) => Promise<number>;
+
+const SUBCOMMANDS: Record<string, Subcommand> = { start, list, show, send, stop };
+
+export async function sessionCommand(argv: string[]): Promise<number> {
+  const [name, ...rest] = argv;
+  if (!name || name === '--help' || name === '-h' || name === 'help') {
+    console.log(SESSION_HELP);
+    return name ? 0 : 1;
+  }
+  const sub = SUBCOMMANDS[name];
+  if (!sub) throw new UsageError(`unknown subcommand "${name}"; use start, list, show, send or stop. Run "askrelay session --help".`);
+  return sub(rest);
+}
+
+// ---------------------------------------------------------------------------
+// Subcommands
+
+const FOLLOW_OPTION = { follow: { type: 'boolean', short: 'f' } } as const;
+
+async function start(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags('session start', () =>
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      strict: true,
+      options: {
+        ...CLIENT_OPTIONS,
+        ...FOLLOW_OPTION,
+        provider: { type: 'string', short: 'p' },
+        engine: { type: 'string', short: 'e' },
+        model: { type: 'string', short: 'm' },
+        manual: { type: 'boolean' },
+        'agents-may-answer': { type: 'boolean' },
+      },
+    }),
+  );
+  if (values.help) return help('start');
+  if (!values.provider?.trim()) throw new UsageError('give the provider: askrelay session start --provider claude "<prompt>" (claude or deepseek).');
+  const prompt = onePositional(positionals, 'the prompt', 'askrelay session start --provider claude "Help me pick a database"');
+  const input = {
+    provider: values.provider.trim().toLowerCase(),
+    ...(values.engine ? { engine: values.engine.trim().toLowerCase() } : {}),
+    ...(values.model ? { model: values.model.trim() } : {}),
+    prompt,
+    ...(values.manual ? { relayMode: 'manual' } : {}),
+    ...(values['agents-may-answer'] ? { agentsMayAnswer: true } : {}),
+  } as StartSession;
+  const client = clientFor(values.url);
+  const session = await client.start(input);
+  if (values.follow) return followAndReport(client, session, values.json ?? false, 0);
+  if (values.json) {
+    console.log(JSON.stringify(session, null, 2));
+  } else {
+    console.log(`Started ${session.id} (${describe(session)}): ${session.status}.`);
+    console.log(`Follow it with "askrelay session show ${session.id} --follow"; answer its cards on the relay's page or with "askrelay cards" and "askrelay answer".`);
+  }
+  return 0;
+}
+
+async function list(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags('session list', () =>
+    parseArgs({ args: argv, allowPositionals: true, strict: true, options: CLIENT_OPTIONS }),
+  );
+  if (values.help) return help('list');
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}". Run "askrelay session list --help".`);
+  const sessions = await clientFor(values.url).list();
+  if (values.json) console.log(JSON.stringify({ sessions }, null, 2));
+  else console.log(sessions.length ? sessionsTable(sessions) : 'No sessions.');
+  return 0;
+}
+
+async function show(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags('session show', () =>
+    parseArgs({ args: argv, allowPositionals: true, strict: true, options: { ...CLIENT_OPTIONS, ...FOLLOW_OPTION } }),
+  );
+  if (values.help) return help('show');
+  const id = oneId(positionals, 'show');
+  const client = clientFor(values.url);
+  const session = await client.get(id);
+  if (values.follow) return followAndReport(client, session, values.json ?? false, 0);
+  if (values.json) {
+    console.log(JSON.stringify(session, null, 2));
+    return 0;
+  }
+  console.log(sessionHeader(session));
+  const transcript = session.transcript ?? [];
+  if (transcript.length) console.log(`\n${transcript.map(entryText).join('\n')}`);
+  if (session.status === 'waiting') {
+    const cards = await client.pendingCards(session.id);
+    if (cards.length) console.log(`\n${cards.map(cardText).join('\n')}`);
+  }
+  return 0;
+}
+
+async function send(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags('session send', () =>
+    parseArgs({ args: argv, allowPositionals: true, strict: true, options: { ...CLIENT_OPTIONS, ...FOLLOW_OPTION } }),
+  );
+  if (values.help) return help('send');
+  if (positionals.length === 0) throw new UsageError('give the session id and the message: askrelay session send <session-id> "<text>".');
+  const [id, ...words] = positionals;
+  const text = onePositional(words, 'the message', `askrelay session send ${id} "Use SQLite after all"`);
+  const client = clientFor(values.url);
+  // Following prints from the message on: what came before is not repeated.
+  const before = values.follow ? ((await client.get(id)).transcript?.length ?? 0) : 0;
+  const session = await client.send(id, text);
+  if (values.follow) return followAndReport(client, session, values.json ?? false, before);
+  if (values.json) console.log(JSON.stringify(session, null, 2));
+  else console.log(`Sent to ${session.id}: ${session.status}.`);
+  return 0;
+}
+
+async function stop(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags('session stop', () =>
+    parseArgs({ args: argv, allowPositionals: true, strict: true, options: CLIENT_OPTIONS }),
+  );
+  if (values.help) return help('stop');
+  const session = await clientFor(values.url).stop(oneId(positionals, 'stop'));
+  console.log(values.json ? JSON.stringify(session, null, 2) : `Stopped ${session.id}.`);
+  return 0;
+}
+
+function help(name: string): number {
+  console.log(HELPS[name]);
+  return 0;
+}
+
+function clientFor(url: string | undefined): SessionClient {
+  return new SessionClient(findRelay(url));
+}
+
+function oneId(positionals: string[], sub: string): string {
+  if (positionals.length !== 1 || !positionals[0].trim()) throw new UsageError(`give exactly one session id: askrelay session ${sub} <session-id>.`);
+  return positionals[0].trim();
+}
+
+function onePositional(positionals: string[], what: string, example: string): string {
+  if (positionals.length === 0 || !positionals[0].trim()) throw new UsageError(`give ${what}, e.g. ${example}.`);
+  if (positionals.length > 1) throw new UsageError(`give ${what} as one quoted argument (got ${positionals.length} arguments).`);
+  return positionals[0];
+}
+
+// ---------------------------------------------------------------------------
+// Following a session
+
+/** A turn is over in these; following stops there. */
+export const SETTLED: readonly SessionStatus[] = ['idle', 'stopped', 'failed'];
+
+const POLL_MS = 300;
+const FIRST_BACKOFF_MS = 200;
+const MAX_BACKOFF_MS = 2000;
+/** How long the relay may be unreachable before following gives up (the session goes on there). */
+const AWAY_LIMIT_MS = 60_000;
+
+export interface FollowOptions {
+  /** Transcript entries already shown: only later ones are printed. */
+  from?: number;
+  /** Called with each piece of output (lines without their final newline). */
+  print?: (text: string) => void;
+  /** Told once when the relay goes away, and again when it is back. */
+  onTrouble?: (message: string) => void;
+  pollMs?: number;
+}
+
+/**
+ * Prints the session's transcript as it grows (and each card it waits on) until its
+ * turn is over, then returns the session as it stands. A relay that goes away is
+ * retried for a minute.
+ */
+export async function followSession(client: SessionClient, first: Session, options: FollowOptions = {}): Promise<Session> {
+  const print = options.print ?? ((text: string) => console.log(text));
+  const pollMs = options.pollMs ?? POLL_MS;
+  let printed = options.from ?? 0;
+  let lastStatus: SessionStatus | undefined;
+  const shownCards = new Set<string>();
+  let session = first;
+  let awaySince: number | undefined;
+  let backoff = FIRST_BACKOFF_MS;
+
+  for (;;) {
+    const transcript = session.transcript ?? [];
+    for (; printed < transcript.length; printed++) print(entryText(transcript[printed]));
+    if (session.status === 'waiting') {
+      try {
+        for (const card of await client.pendingCards(session.id)) {
+          if (shownCards.has(card.id)) continue;
+          shownCards.add(card.id);
+          print(cardText(card));
+        }
+      } catch {
+        // shown on the next round
+      }
+    } else if (session.status !== lastStatus && session.status !== 'running' && session.status !== 'starting') {
+      print(statusText(session));
+    }
+    lastStatus = session.status;
+    if (SETTLED.includes(session.status)) return session;
+
+    await pause(awaySince === undefined ? pollMs : backoff);
+    try {
+      session = await client.get(session.id);
+      if (awaySince !== undefined) options.onTrouble?.('the relay is back; still following.');
+      awaySince = undefined;
+      backoff = FIRST_BACKOFF_MS;
+    } catch (err) {
+      if (!(err instanceof UnreachableError || (err instanceof ApiError && err.status >= 500))) throw err;
+      const now = Date.now();
+      if (awaySince === undefined) {
+        awaySince = now;
+        options.onTrouble?.(`lost the relay at ${client.target.url} (${err instanceof UnreachableError ? err.reason : err.message}); retrying.`);
+      } else if (now - awaySince > AWAY_LIMIT_MS) {
+        throw new Error(`the relay at ${client.target.url} has been away for a minute; stopped following (the session ${session.id} goes on in the relay).`);
+      }
+      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
+    }
+  }
+}
+
+async function followAndReport(client: SessionClient, session: Session, json: boolean, from: number): Promise<number> {
+  if (!json) console.log(sessionHeader(session));
+  const settled = await followSession(client, session, {
+    from,
+    print: json ? () => {} : (text) => console.log(text),
+    onTrouble: (message) => console.error(`askrelay session: ${message}`),
+  });
+  if (json) console.log(JSON.stringify(await client.get(settled.id), null, 2));
+  if (settled.status === 'failed') {
+    console.error(`askrelay session: ${settled.id} failed${settled.error ? `: ${settled.error}` : '.'}`);
+    return 1;
+  }
+  return 0;
+}
+
+const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+// ---------------------------------------------------------------------------
+// Formatting
+
+const LABEL_WIDTH = 9;
+const TIME_WIDTH = 8;
+
+/** "claude, messages, claude-sonnet-5". */
+export function describe(session: Session): string {
+  return [session.provider, session.engine, session.model].filter(Boolean).join(', ');
+}
+
+function clock(iso: string): string {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return ''.padEnd(TIME_WIDTH);
+  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
+}
+
+/** One block: time, label, then the text with continuation lines lined up under it. */
+function line(time: string, label: string, text: string): string {
+  const indent = ' '.repeat(TIME_WIDTH + LABEL_WIDTH + 4);
+  const [firstLine, ...more] = text.replace(/\s+$/, '').split('\n');
+  const head = `${time.padEnd(TIME_WIDTH)}  ${label.padEnd(LABEL_WIDTH)}  ${firstLine}`.trimEnd();
+  return [head, ...more.map((l) => `${indent}${l}`.trimEnd())].join('\n');
+}
+
+/** A transcript entry: "15:42:35  assistant  text", a card's id after a tool result. */
+export function entryText(entry: TranscriptEntry): string {
+  return line(clock(entry.at), entry.role, entry.cardId ? `${entry.text}  [${entry.cardId}]` : entry.text);
+}
+
+/** A card the session waits on, with the way to answer it from here. */
+export function cardText(card: Card): string {
+  const questions = card.questions.map((q, i) => {
+    const label = q.header ? `${q.header}: ` : card.questions.length > 1 ? `${i + 1}. ` : '';
+    return `${label}${q.text}  ${optionsText(q)}`;
+  });
+  const how =
+    card.questions.length === 1
+      ? `answer on the page or: askrelay answer ${card.id} <value>`
+      : `answer on the page or: askrelay answer ${card.id} --answer <question>=<value> …`;
+  return line('', 'card', [`${card.id} — ${questions[0]}`, ...questions.slice(1), how].join('\n'));
+}
+
+function statusText(session: Session): string {
+  switch (session.status) {
+    case 'idle':
+      return line('', 'idle', `the turn ended; send the next message with: askrelay session send ${session.id} "<text>"`);
+    case 'stopped':
+      return line('', 'stopped', 'the session was stopped.');
+    case 'failed':
+      return line('', 'failed', session.error ?? 'the session failed.');
+    case 'stuck':
+      return line('', 'stuck', 'no activity for a while; still following.');
+    default:
+      return line('', session.status, '');
+  }
+}
+
+function sessionHeader(session: Session): string {
+  const who = session.agentsMayAnswer ? 'other agents may answer its cards' : 'only you answer its cards';
+  const lines = [
+    `Session ${session.id} (${describe(session)})`,
+    `Status:  ${session.status}${session.error ? ` — ${session.error}` : ''}`,
+    `Mode:    ${session.relayMode}; ${who}`,
+    `Started: ${session.createdAt}, updated ${session.updatedAt}`,
+  ];
+  return lines.join('\n');
+}
+
+function ago(iso: string, now: number): string {
+  const ms = now - Date.parse(iso);
+  return Number.isNaN(ms) ? '' : `${durationText(ms)} ago`;
+}
+
+/** The sessions as a table, one row each. */
+export function sessionsTable(sessions: Session[], now = Date.now()): string {
+  const rows: string[][] = [['ID', 'PROVIDER', 'ENGINE', 'MODEL', 'STATUS', 'MODE', 'UPDATED']];
+  for (const s of sessions) rows.push([s.id, s.provider, s.engine, s.model ?? '', s.status, s.relayMode, ago(s.updatedAt, now)]);
+  const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
+  return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col]))).join('  ').trimEnd()).join('\n');
+}

@@ -1,0 +1,147 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { Card } from '../../src/cards/model.js';
+import type { Session } from '../../src/sessions/model.js';
+import { waitUntil } from '../support/wait-until.js';
+
+// `askrelay demo` as a newcomer runs it: the real command as a child process, with no key
+// and nothing but loopback. The cards come from the scripted model through the real
+// provider engines; Ctrl+C (SIGINT) ends it cleanly.
+
+const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
+const RESULT = 'Your questions have been answered: "Which database?"="SQLite". You can now continue with these answers in mind.';
+
+interface Demo {
+  child: ChildProcessWithoutNullStreams;
+  output: () => string;
+  exited: Promise<number | null>;
+  url: string;
+  token: string;
+  dataDir: string;
+  api(path: string, init?: RequestInit & { json?: unknown }): Promise<Response>;
+}
+
+const running: Demo[] = [];
+afterEach(() => {
+  for (const demo of running.splice(0)) if (demo.child.exitCode === null) demo.child.kill('SIGKILL');
+});
+
+async function startDemo(args: string[]): Promise<Demo> {
+  // No ANTHROPIC_*/DEEPSEEK_*/ASKRELAY_* from the test's own environment: the demo needs none.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !/^(ASKRELAY_|ANTHROPIC_|DEEPSEEK_)/.test(k)));
+  const child = spawn(process.execPath, [BIN, 'demo', ...args], { env });
+  let out = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (out += d));
+  const exited = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  const partial = { child, output: () => out, exited };
+  running.push(partial as Demo);
+  const [, url, token, dataDir] = await waitUntil(
+    () => out.match(/^Page: (http:\/\/127\.0\.0\.1:\d+\/)\nToken: (\S+)\nData: (\S+)/m) ?? (child.exitCode !== null ? Promise.reject(new Error(`demo exited: ${out}`)) : undefined),
+    'the page and token',
+    20_000,
+  );
+  return {
+    ...partial,
+    url,
+    token,
+    dataDir,
+    api(path, init = {}) {
+      const { json, ...rest } = init;
+      return fetch(new URL(path, url), {
+        ...rest,
+        headers: { authorization: `Bearer ${token}`, ...(json !== undefined ? { 'content-type': 'application/json' } : {}) },
+        ...(json !== undefined ? { body: JSON.stringify(json) } : {}),
+      });
+    },
+  };
+}
+
+async function pendingCards(demo: Demo, count: number, timeoutMs: number): Promise<Card[]> {
+  return waitUntil(
+    async () => {
+      const { cards } = (await (await demo.api('api/cards?status=pending')).json()) as { cards: Card[] };
+      return cards.length >= count ? cards : undefined;
+    },
+    `${count} cards (demo said:\n${demo.output()})`,
+    timeoutMs,
+  );
+}
+
+async function sessionOf(demo: Demo, id: string): Promise<Session> {
+  return (await (await demo.api(`api/sessions/${id}`)).json()) as Session;
+}
+
+/** Answers the card with SQLite; its session ends the turn with the answer in its transcript. */
+async function answerAndSeeIdle(demo: Demo, card: Card): Promise<Session> {
+  const res = await demo.api(`api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } } } });
+  expect(res.status).toBe(200);
+  const session = await waitUntil(async () => {
+    const s = await sessionOf(demo, card.sessionId!);
+    return s.status === 'idle' ? s : undefined;
+  }, `${card.sessionId} idle`);
+  expect(session.transcript).toContainEqual(expect.objectContaining({ role: 'tool', text: RESULT, cardId: card.id }));
+  expect(session.transcript?.at(-1)).toMatchObject({ role: 'assistant', text: `Thanks — I will go with: ${RESULT}` });
+  return session;
+}
+
+async function interrupt(demo: Demo): Promise<void> {
+  demo.child.kill('SIGINT');
+  expect(await demo.exited).toBe(0);
+  expect(demo.output()).toContain('Stopping the demo');
+  expect(existsSync(demo.dataDir)).toBe(false); // the fresh data folder is gone
+}
+
+describe('askrelay demo', { timeout: 60_000 }, () => {
+  it('--no-code: a claude and a deepseek card appear, an answer ends a turn, Ctrl+C stops it', async () => {
+    const demo = await startDemo(['--port', '0', '--no-code']);
+    expect(demo.output()).toContain('askrelay demo: a scripted model plays the agents');
+    expect(demo.output()).toContain('Press Ctrl+C to stop the demo.');
+
+    const cards = await pendingCards(demo, 2, 10_000);
+    expect(cards).toHaveLength(2);
+    expect(cards.map((c) => `${c.provider}/${c.engine}`).sort()).toEqual(['claude/messages', 'deepseek/messages']);
+    for (const card of cards) {
+      expect(card).toMatchObject({ tool: 'AskUserQuestion', questions: [{ header: 'DB', text: 'Which database?' }] });
+    }
+    await waitUntil(() => cards.every((c) => demo.output().includes(`— card ${c.id}`)), 'a line per card');
+    expect(demo.output()).toMatch(/claude\/messages {4}asks DB: Which database\? {2}1\) PostgreSQL {2}2\) SQLite {2}— card c_/);
+
+    const claude = cards.find((c) => c.provider === 'claude')!;
+    await answerAndSeeIdle(demo, claude);
+    await waitUntil(() => demo.output().includes('claude/messages    turn ended: Thanks — I will go with:'), 'the turn-ended line');
+    const deepseek = await sessionOf(demo, cards.find((c) => c.provider === 'deepseek')!.sessionId!);
+    expect(deepseek.status).toBe('waiting');
+
+    await interrupt(demo);
+  });
+
+  it('with Claude Code: four cards (claude and deepseek on both engines) within 15 s', async () => {
+    const started = Date.now();
+    const demo = await startDemo(['--port', '0']);
+    const cards = await pendingCards(demo, 4, 15_000);
+    expect(Date.now() - started).toBeLessThan(20_000);
+    expect(cards.map((c) => `${c.provider}/${c.engine}`).sort()).toEqual(['claude/code', 'claude/messages', 'deepseek/code', 'deepseek/messages']);
+    await answerAndSeeIdle(demo, cards.find((c) => c.provider === 'claude' && c.engine === 'code')!);
+    await interrupt(demo);
+  });
+
+  it('has help, and refuses a taken port with advice', async () => {
+    const help = spawn(process.execPath, [BIN, 'demo', '--help']);
+    let out = '';
+    help.stdout.on('data', (d) => (out += d));
+    expect(await new Promise((r) => help.on('close', r))).toBe(0);
+    expect(out).toContain('Usage: askrelay demo [--port N] [--data DIR] [--no-code]');
+
+    const first = await startDemo(['--port', '0', '--no-code']);
+    const port = new URL(first.url).port;
+    const second = spawn(process.execPath, [BIN, 'demo', '--port', port, '--no-code']);
+    let err = '';
+    second.stderr.on('data', (d) => (err += d));
+    expect(await new Promise((r) => second.on('close', r))).toBe(1);
+    expect(err).toContain(`askrelay demo: port ${port} is taken`);
+    await interrupt(first);
+  });
+});
