@@ -54,6 +54,12 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
     s.once('error', reject);
+  }).catch(async (err: unknown) => {
+    // The port is taken (or similar): let go of what was opened before saying so.
+    relay.stop();
+    await sessions.close();
+    store.close();
+    throw err;
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
@@ -65,16 +71,16 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     relay,
     sessions,
     recovered: { expired: expired.length, pending },
-    close: () =>
-      new Promise<void>((resolve) => {
-        relay.stop();
-        void sessions.close();
+    close: async () => {
+      relay.stop();
+      // Agents (Claude Code processes) end before the store and folders they use go away.
+      await sessions.close();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
         // Long polls and event streams would hold close() open; end them.
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-        server.close(() => {
-          store.close();
-          resolve();
-        });
-      }),
+      });
+      store.close();
+    },
   };
 }

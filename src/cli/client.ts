@@ -102,7 +102,7 @@ export class RelayClient {
     return (body ?? undefined) as Card | undefined;
   }
 
-  private async call(method: string, path: string, options: RequestOptions = {}): Promise<unknown> {
+  protected async call(method: string, path: string, options: RequestOptions = {}): Promise<unknown> {
     const url = new URL(path, this.target.url);
     let response: Response;
     try {

@@ -100,8 +100,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   let unsubscribe = () => {};
   const closeAll = async () => {
     unsubscribe();
-    // The sessions first, awaited: Claude Code writes into the scratch HOME until it exits.
-    await running?.sessions.close().catch(() => {});
+    // close() ends the sessions first: Claude Code writes into the scratch HOME until it exits.
     await running?.close().catch(() => {});
     await model?.close().catch(() => {});
     rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
