@@ -28,6 +28,7 @@ import {
   type ToolResult,
 } from '../fakes/anthropic-server.js';
 import { waitUntil } from '../support/wait-until.js';
+import { cacheQuestion, dbQuestion } from './claude-fixtures.js';
 
 // The `code` engine end to end: the real Claude Code binary (from @anthropic-ai/claude-agent-sdk)
 // against the scripted Messages server, driven by a real SessionManager and Relay on SQLite.
@@ -37,17 +38,8 @@ import { waitUntil } from '../support/wait-until.js';
 const MODEL = 'claude-sonnet-5';
 const Q = 'Which database?';
 
-const db = (multiSelect = false) => ({
-  question: Q,
-  header: 'DB',
-  multiSelect,
-  options: [
-    { label: 'PostgreSQL', description: 'What the others use' },
-    { label: 'MySQL, MariaDB', description: 'The pair' },
-    { label: 'SQLite', description: 'No server' },
-  ],
-});
-const cache = { question: 'Which cache?', header: 'Cache', multiSelect: false, options: [{ label: 'Redis', description: 'r' }, { label: 'None', description: 'n' }] };
+const db = dbQuestion;
+const cache = cacheQuestion;
 
 const ask = (...questions: unknown[]): ScriptedReply => ({ text: 'Let me ask.', toolUse: { name: 'AskUserQuestion', input: { questions } } });
 const planFileOf = (request: MessagesRequest) => JSON.stringify(request.messages).match(/(\/[^\s"\\]*\/plans\/[^\s"\\]+\.md)/)?.[1];

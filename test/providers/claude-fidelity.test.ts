@@ -7,22 +7,14 @@ import type { Session } from '../../src/sessions/model.js';
 import { startAnthropicServer, toolResults, type AnthropicServer, type MessagesRequest, type ScriptedReply } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
+import { cacheQuestion, dbQuestion } from './claude-fixtures.js';
 
 // Fidelity: the `code` engine (Claude Code writes the tool_result) and the `messages`
 // engine (the relay writes it) play the same scripted conversation, get the same answers,
 // and the model must read the same bytes from both.
 
-const db = (multiSelect = false) => ({
-  question: 'Which database?',
-  header: 'DB',
-  multiSelect,
-  options: [
-    { label: 'PostgreSQL', description: 'What the others use' },
-    { label: 'MySQL, MariaDB', description: 'The pair' },
-    { label: 'SQLite', description: 'No server' },
-  ],
-});
-const cache = { question: 'Which cache?', header: 'Cache', multiSelect: false, options: [{ label: 'Redis', description: 'r' }, { label: 'None', description: 'n' }] };
+const db = dbQuestion;
+const cache = cacheQuestion;
 
 // The conversation: one question per step; how the human answers each; what the model reads.
 const STEPS: { questions: unknown[]; answer: Answer | 'skip' | 'expire'; reads: string }[] = [

@@ -12,21 +12,13 @@ import {
 } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
+import { dbQuestion } from './claude-fixtures.js';
 
 // The `messages` engine end to end: the real @anthropic-ai/sdk client against the
 // scripted Messages server, sessions started through the HTTP API, cards answered
 // through the HTTP API, and what the model reads taken from the server's request log.
 
-const db = (multiSelect = false) => ({
-  question: 'Which database?',
-  header: 'DB',
-  multiSelect,
-  options: [
-    { label: 'PostgreSQL', description: 'What the others use' },
-    { label: 'MySQL, MariaDB', description: 'The pair' },
-    { label: 'SQLite', description: 'No server' },
-  ],
-});
+const db = dbQuestion;
 
 // Each session's prompt names the tool input its model sends first.
 const INPUTS: Record<string, unknown> = {
