@@ -1,30 +1,17 @@
 import { isOtherOption } from '../../src/cards/draft.js';
 import { LIMITS, type AnswerEntry, type Card, type CardDraft, type QuestionInput } from '../../src/cards/model.js';
-import {
-  ASK_USER_QUESTION,
-  AskUserQuestionInputSchema,
-  EXIT_PLAN_MODE,
-  type AskUserQuestionInput,
-  type AskUserQuestionQuestion,
-} from './tool.js';
+import { cut, isRecord } from './text.js';
+import { ASK_USER_QUESTION, AskUserQuestionInputSchema, type AskUserQuestionInput, type AskUserQuestionQuestion } from './tool.js';
 
-// Claude's adapter: pure functions between Claude Code's AskUserQuestion / ExitPlanMode and
-// the relay's card. No I/O. The strings and shapes below are the ones Claude Code 2.1.332
-// uses (measured, see DESIGN.md "Facts measured from the real SDKs"); golden tests pin them.
+// Claude's adapter: pure functions between Claude Code's AskUserQuestion and the relay's
+// card (ExitPlanMode and other tools' approval cards are in approvals.ts). No I/O. The
+// strings and shapes below are the ones Claude Code 2.1.332 uses (measured, see DESIGN.md
+// "Facts measured from the real SDKs"); golden tests pin them.
 
 // ---- Tool input → card draft -----------------------------------------------------------
 
 /** How a card header may be at most, in characters (Claude Code's chip is "max 12 chars"). */
 export const HEADER_CHARS = 12;
-
-/** Shortens `text` to at most `max` UTF-16 units, ending in "…"; never splits a surrogate pair. */
-function cut(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let end = max - 1;
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}…`;
-}
 
 interface ShownOption {
   /** The label as the card shows it (trimmed, unique ignoring case, within the card limits). */
@@ -239,9 +226,6 @@ const FREE_TEXT_TAIL =
   '. Read the answers carefully \u2014 they may request clarification, changes, or that you not proceed \u2014 and follow what they actually say.';
 export const NOT_ANSWERED = 'The user did not answer the questions.';
 
-const isRecord = (value: unknown): value is Record<string, unknown> =>
-  typeof value === 'object' && value !== null && !Array.isArray(value);
-
 /**
  * The tool_result Claude Code writes for an AskUserQuestion call answered with
  * `updatedInput` (its mapToolResultToToolResultBlockParam for classic questions; the relay
@@ -292,60 +276,4 @@ export function toToolResult(input: AskUserQuestionInput, card: Card): string {
 /** The is_error tool_result for invalid input, in Claude Code's wrapper. */
 export function toolInputError(message: string): string {
   return `<tool_use_error>InputValidationError: ${message}</tool_use_error>`;
-}
-
-// ---- ExitPlanMode: plan approval (a human answers it, never an agent) -------------------
-
-export const PLAN_APPROVE = 'Approve';
-export const PLAN_KEEP_PLANNING = 'Keep planning';
-const PLAN_PROMPT = 'Approve this plan?\n\n';
-const EMPTY_PLAN = '(the plan file is empty)';
-
-function planText(input: unknown): string {
-  const record = isRecord(input) ? input : {};
-  const plan = typeof record.plan === 'string' && record.plan.trim() ? record.plan : EMPTY_PLAN;
-  const full = PLAN_PROMPT + plan;
-  if (full.length <= LIMITS.textChars) return full;
-  // A card holds at most LIMITS.textChars; say where the rest is instead of hiding the cut.
-  const path = typeof record.planFilePath === 'string' && record.planFilePath.length <= 500 ? record.planFilePath : undefined;
-  const note = `\n\n[The plan is cut here: it is longer than a card can show.${path ? ` The whole plan is in ${path}.` : ''}]`;
-  return cut(full, LIMITS.textChars - note.length) + note;
-}
-
-/** The approval card for Claude Code's ExitPlanMode (`input.plan` is filled in by Claude Code). */
-export function planApprovalDraft(input: unknown): CardDraft {
-  return {
-    layout: 'steps',
-    tool: EXIT_PLAN_MODE,
-    origin: 'native',
-    kind: 'approval',
-    questions: [
-      {
-        id: 'plan',
-        header: 'Plan',
-        text: planText(input),
-        options: [
-          { label: PLAN_APPROVE, description: 'Leave plan mode and start working' },
-          { label: PLAN_KEEP_PLANNING, description: 'Stay in plan mode; say what to change in the text box' },
-        ],
-        multiSelect: false,
-        freeText: true,
-      },
-    ],
-  };
-}
-
-export type PlanDecision = { behavior: 'allow'; updatedInput: Record<string, unknown> } | { behavior: 'deny'; message: string };
-
-/** canUseTool's result for ExitPlanMode once its approval card is closed. */
-export function planDecision(input: Record<string, unknown>, card: Card): PlanDecision {
-  const entry = card.status === 'answered' ? card.answer?.plan : undefined;
-  const text = entry?.text?.trim() || undefined;
-  // "Keep planning" wins over "Approve" should both ever be picked: not leaving plan mode is the safe side.
-  if (entry?.selected.includes(PLAN_KEEP_PLANNING)) {
-    return { behavior: 'deny', message: `The user wants to keep planning.${text ? ` Their feedback: ${text}` : ''}` };
-  }
-  if (entry?.selected.includes(PLAN_APPROVE)) return { behavior: 'allow', updatedInput: input };
-  if (text) return { behavior: 'deny', message: `The user wants changes to the plan: ${text}` };
-  return { behavior: 'deny', message: 'The user did not approve the plan.' };
 }

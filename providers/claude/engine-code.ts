@@ -2,7 +2,10 @@ import { query, type CanUseTool, type HookCallback, type Options, type Permissio
 import type { Card, CardDraft } from '../../src/cards/model.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import type { Runner, RunnerContext } from '../../src/sessions/runner.js';
-import { planApprovalDraft, planDecision, toCardDraft, toolInputError, toToolResult, toUpdatedInput } from './adapter.js';
+import { toCardDraft, toolInputError, toUpdatedInput } from './adapter.js';
+import { planApprovalDraft, planDecision, toolApprovalDraft, toolDecision } from './approvals.js';
+import { RESTART_CONTINUE, restartCard } from './code-resume.js';
+import { clip } from './text.js';
 import { ASK_USER_QUESTION, EXIT_PLAN_MODE } from './tool.js';
 
 // The `code` engine: Claude Code itself (through @anthropic-ai/claude-agent-sdk) runs the
@@ -11,7 +14,7 @@ import { ASK_USER_QUESTION, EXIT_PLAN_MODE } from './tool.js';
 // a plan approval, anything else (Bash, Write, Edit, …) a tool approval. Each turn is one
 // query(); later turns resume the Claude Code session by its id. Claude Code cannot answer
 // a tool call that was pending when its process died, so after a restart the answer
-// travels in the prompt of the resumed session instead (docs/providers/claude.md).
+// travels in the prompt of the resumed session instead (code-resume.ts, docs/providers/claude.md).
 
 export interface CodeEndpoint {
   baseUrl: string;
@@ -29,14 +32,10 @@ export interface CodeEngineState {
 }
 
 export const STOPPED_MESSAGE = 'The session was stopped.';
-export const DENIED_MESSAGE = 'The user denied this tool use.';
-export const RESTART_ANSWER_PREFIX = "(askrelay restarted while your question was open. The user's answer:)";
-export const RESTART_CONTINUE = 'askrelay restarted; continue where you left off.';
 /** What the model reads (as a system-reminder) at the start of the turn after a manual-mode expiry. */
 export const MANUAL_EXPIRY_STOP =
   "Nobody answered in time and askrelay is in manual mode, so the turn ended to wait for the user's next message.";
 
-const SUMMARY_CHARS = 1500;
 const LOG_CHARS = 4000;
 const STDERR_CHARS = 2000;
 
@@ -60,67 +59,6 @@ export function codeEngineEnv(env: NodeJS.ProcessEnv, endpoint: CodeEndpoint): R
     DISABLE_AUTOUPDATER: '1',
   };
 }
-
-// ---------------------------------------------------------------------------
-// Tool approvals (any tool but AskUserQuestion and ExitPlanMode): small and pure.
-
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-const str = (value: unknown) => (typeof value === 'string' ? value : undefined);
-
-/** A readable account of what the tool is about to do, at most ~1500 characters. */
-export function summarizeToolInput(tool: string, input: Record<string, unknown>): string {
-  const command = str(input.command);
-  const path = str(input.file_path) ?? str(input.notebook_path) ?? str(input.path);
-  let text: string;
-  if (command !== undefined) {
-    const description = str(input.description);
-    text = `${description ? `${description}\n` : ''}$ ${command}`;
-  } else if (path !== undefined) {
-    const lines = [path];
-    const content = str(input.content);
-    const oldString = str(input.old_string);
-    const newString = str(input.new_string);
-    if (oldString !== undefined || newString !== undefined) lines.push('', `- ${oldString ?? ''}`, `+ ${newString ?? ''}`);
-    else if (content !== undefined) lines.push('', content);
-    text = lines.join('\n');
-  } else if (str(input.url) !== undefined) {
-    text = [str(input.url), str(input.prompt)].filter(Boolean).join('\n');
-  } else {
-    text = JSON.stringify(input, null, 2) ?? '';
-  }
-  return cut(text || tool, SUMMARY_CHARS);
-}
-
-export function toolApprovalDraft(tool: string, input: Record<string, unknown>, title?: string): CardDraft {
-  return {
-    kind: 'approval',
-    tool,
-    origin: 'native',
-    ...(title ? { title: cut(title, 200) } : {}),
-    questions: [
-      {
-        id: 'approve',
-        header: cut(tool, 60),
-        text: `Allow ${tool}?\n\n${summarizeToolInput(tool, input)}`,
-        options: [{ label: 'Allow' }, { label: 'Deny' }],
-        multiSelect: false,
-      },
-    ],
-  };
-}
-
-export function toolDecision(input: Record<string, unknown>, card: Card): PermissionResult {
-  const entry = card.status === 'answered' ? Object.values(card.answer ?? {})[0] : undefined;
-  if (entry?.selected.includes('Allow')) return { behavior: 'allow', updatedInput: input };
-  if (card.status === 'expired') {
-    const then = card.relayMode === 'manual' ? " Stop and wait for the user's next message." : '';
-    return { behavior: 'deny', message: `Nobody answered in time, so the tool use was not allowed.${then}` };
-  }
-  const said = entry?.text?.trim();
-  return { behavior: 'deny', message: said ? `${DENIED_MESSAGE} The user said: ${said}` : DENIED_MESSAGE };
-}
-
-// ---------------------------------------------------------------------------
 
 type Turn = { prompt: string; resume?: string };
 
@@ -254,7 +192,7 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
         const cardId = cardOfToolUse.get(block.tool_use_id);
         if (!cardId) continue;
         cardOfToolUse.delete(block.tool_use_id);
-        ctx.log('tool', cut(contentText(block.content), LOG_CHARS), cardId);
+        ctx.log('tool', clip(contentText(block.content), LOG_CHARS), cardId);
       }
     } else if (message.type === 'result' && !interrupted && !ctx.signal.aborted) {
       if (message.subtype !== 'success') {
@@ -298,34 +236,17 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
     if (!sessionId) return run({ prompt });
     const { pendingToolUseId: id, pendingTool: tool, pendingInput: input } = state;
     if (!id || !tool || !input) return run({ prompt: RESTART_CONTINUE, resume: sessionId });
-    let text: string;
-    let card: Card;
-    if (tool === ASK_USER_QUESTION) {
-      const parsed = toCardDraft(input);
-      if (!parsed.ok) {
-        clearPending(id);
-        return run({ prompt: RESTART_CONTINUE, resume: sessionId });
-      }
-      card = await askCard(parsed.draft, id, tool, input);
-      if (gone(card)) return;
-      text = `${RESTART_ANSWER_PREFIX}\n${toToolResult(parsed.input, card)}`;
-    } else {
-      const draft = tool === EXIT_PLAN_MODE ? planApprovalDraft(input) : toolApprovalDraft(tool, input);
-      card = await askCard(draft, id, tool, input);
-      if (gone(card)) return;
-      const decision = tool === EXIT_PLAN_MODE ? planDecision(input, card) : toolDecision(input, card);
-      const what = tool === EXIT_PLAN_MODE ? 'your plan was waiting for approval' : `your ${tool} call was waiting for approval`;
-      if (decision.behavior === 'allow' && tool !== EXIT_PLAN_MODE) allowedAgain = { tool, input: JSON.stringify(input) };
-      const verdict =
-        decision.behavior === 'allow'
-          ? tool === EXIT_PLAN_MODE
-            ? 'The user approved your plan. You can now start coding.'
-            : `The user allowed it: make the ${tool} call again.`
-          : decision.message;
-      text = `(askrelay restarted while ${what}.)\n${verdict}`;
+    const pending = restartCard(tool, input);
+    if (!pending) {
+      clearPending(id);
+      return run({ prompt: RESTART_CONTINUE, resume: sessionId });
     }
+    const card = await askCard(pending.draft, id, tool, input);
+    if (gone(card)) return;
+    const { text, allowAgain } = pending.answer(card);
+    if (allowAgain) allowedAgain = { tool, input: JSON.stringify(input) };
     cardOfToolUse.delete(id);
-    ctx.log('tool', cut(text, LOG_CHARS), card.id);
+    ctx.log('tool', clip(text, LOG_CHARS), card.id);
     return run({ prompt: text, resume: sessionId });
   }
 

@@ -1,13 +1,14 @@
 import { parseArgs } from 'node:util';
-import type { Card } from '../cards/model.js';
-import type { Session, SessionStatus, StartSession, TranscriptEntry } from '../sessions/model.js';
-import { ApiError, UnreachableError, findRelay } from './client.js';
+import type { StartSession } from '../sessions/model.js';
+import { findRelay } from './client.js';
 import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags } from './flags.js';
-import { durationText, optionsText } from './format.js';
 import { SessionClient } from './session-client.js';
+import { followAndReport } from './session-follow.js';
+import { cardText, describe, entryText, sessionHeader, sessionsTable } from './session-format.js';
 
 // askrelay session start|list|show|send|stop: run agent sessions on the relay from a
-// terminal, read their transcripts and follow them while they work.
+// terminal, read their transcripts and follow them while they work. Following is in
+// session-follow.ts, how sessions look in session-format.ts.
 
 export const SESSION_HELP = `askrelay session — start, watch and steer agent sessions on the relay
 
@@ -237,179 +238,4 @@ function onePositional(positionals: string[], what: string, example: string): st
   if (positionals.length === 0 || !positionals[0].trim()) throw new UsageError(`give ${what}, e.g. ${example}.`);
   if (positionals.length > 1) throw new UsageError(`give ${what} as one quoted argument (got ${positionals.length} arguments).`);
   return positionals[0];
-}
-
-// ---------------------------------------------------------------------------
-// Following a session
-
-/** A turn is over in these; following stops there. */
-export const SETTLED: readonly SessionStatus[] = ['idle', 'stopped', 'failed'];
-
-const POLL_MS = 300;
-const FIRST_BACKOFF_MS = 200;
-const MAX_BACKOFF_MS = 2000;
-/** How long the relay may be unreachable before following gives up (the session goes on there). */
-const AWAY_LIMIT_MS = 60_000;
-
-export interface FollowOptions {
-  /** Transcript entries already shown: only later ones are printed. */
-  from?: number;
-  /** Called with each piece of output (lines without their final newline). */
-  print?: (text: string) => void;
-  /** Told once when the relay goes away, and again when it is back. */
-  onTrouble?: (message: string) => void;
-  pollMs?: number;
-}
-
-/**
- * Prints the session's transcript as it grows (and each card it waits on) until its
- * turn is over, then returns the session as it stands. A relay that goes away is
- * retried for a minute.
- */
-export async function followSession(client: SessionClient, first: Session, options: FollowOptions = {}): Promise<Session> {
-  const print = options.print ?? ((text: string) => console.log(text));
-  const pollMs = options.pollMs ?? POLL_MS;
-  let printed = options.from ?? 0;
-  let lastStatus: SessionStatus | undefined;
-  const shownCards = new Set<string>();
-  let session = first;
-  let awaySince: number | undefined;
-  let backoff = FIRST_BACKOFF_MS;
-
-  for (;;) {
-    const transcript = session.transcript ?? [];
-    for (; printed < transcript.length; printed++) print(entryText(transcript[printed]));
-    if (session.status === 'waiting') {
-      try {
-        for (const card of await client.pendingCards(session.id)) {
-          if (shownCards.has(card.id)) continue;
-          shownCards.add(card.id);
-          print(cardText(card));
-        }
-      } catch {
-        // shown on the next round
-      }
-    } else if (session.status !== lastStatus && session.status !== 'running' && session.status !== 'starting') {
-      print(statusText(session));
-    }
-    lastStatus = session.status;
-    if (SETTLED.includes(session.status)) return session;
-
-    await pause(awaySince === undefined ? pollMs : backoff);
-    try {
-      session = await client.get(session.id);
-      if (awaySince !== undefined) options.onTrouble?.('the relay is back; still following.');
-      awaySince = undefined;
-      backoff = FIRST_BACKOFF_MS;
-    } catch (err) {
-      if (!(err instanceof UnreachableError || (err instanceof ApiError && err.status >= 500))) throw err;
-      const now = Date.now();
-      if (awaySince === undefined) {
-        awaySince = now;
-        options.onTrouble?.(`lost the relay at ${client.target.url} (${err instanceof UnreachableError ? err.reason : err.message}); retrying.`);
-      } else if (now - awaySince > AWAY_LIMIT_MS) {
-        throw new Error(`the relay at ${client.target.url} has been away for a minute; stopped following (the session ${session.id} goes on in the relay).`);
-      }
-      backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);
-    }
-  }
-}
-
-async function followAndReport(client: SessionClient, session: Session, json: boolean, from: number): Promise<number> {
-  if (!json) console.log(sessionHeader(session));
-  const settled = await followSession(client, session, {
-    from,
-    print: json ? () => {} : (text) => console.log(text),
-    onTrouble: (message) => console.error(`askrelay session: ${message}`),
-  });
-  if (json) console.log(JSON.stringify(await client.get(settled.id), null, 2));
-  if (settled.status === 'failed') {
-    console.error(`askrelay session: ${settled.id} failed${settled.error ? `: ${settled.error}` : '.'}`);
-    return 1;
-  }
-  return 0;
-}
-
-const pause = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-// ---------------------------------------------------------------------------
-// Formatting
-
-const LABEL_WIDTH = 9;
-const TIME_WIDTH = 8;
-
-/** "claude, messages, claude-sonnet-5". */
-export function describe(session: Session): string {
-  return [session.provider, session.engine, session.model].filter(Boolean).join(', ');
-}
-
-function clock(iso: string): string {
-  const d = new Date(iso);
-  if (Number.isNaN(d.getTime())) return ''.padEnd(TIME_WIDTH);
-  return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
-}
-
-/** One block: time, label, then the text with continuation lines lined up under it. */
-function line(time: string, label: string, text: string): string {
-  const indent = ' '.repeat(TIME_WIDTH + LABEL_WIDTH + 4);
-  const [firstLine, ...more] = text.replace(/\s+$/, '').split('\n');
-  const head = `${time.padEnd(TIME_WIDTH)}  ${label.padEnd(LABEL_WIDTH)}  ${firstLine}`.trimEnd();
-  return [head, ...more.map((l) => `${indent}${l}`.trimEnd())].join('\n');
-}
-
-/** A transcript entry: "15:42:35  assistant  text", a card's id after a tool result. */
-export function entryText(entry: TranscriptEntry): string {
-  return line(clock(entry.at), entry.role, entry.cardId ? `${entry.text}  [${entry.cardId}]` : entry.text);
-}
-
-/** A card the session waits on, with the way to answer it from here. */
-export function cardText(card: Card): string {
-  const questions = card.questions.map((q, i) => {
-    const label = q.header ? `${q.header}: ` : card.questions.length > 1 ? `${i + 1}. ` : '';
-    return `${label}${q.text}  ${optionsText(q)}`;
-  });
-  const how =
-    card.questions.length === 1
-      ? `answer on the page or: askrelay answer ${card.id} <value>`
-      : `answer on the page or: askrelay answer ${card.id} --answer <question>=<value> …`;
-  return line('', 'card', [`${card.id} — ${questions[0]}`, ...questions.slice(1), how].join('\n'));
-}
-
-function statusText(session: Session): string {
-  switch (session.status) {
-    case 'idle':
-      return line('', 'idle', `the turn ended; send the next message with: askrelay session send ${session.id} "<text>"`);
-    case 'stopped':
-      return line('', 'stopped', 'the session was stopped.');
-    case 'failed':
-      return line('', 'failed', session.error ?? 'the session failed.');
-    case 'stuck':
-      return line('', 'stuck', 'no activity for a while; still following.');
-    default:
-      return line('', session.status, '');
-  }
-}
-
-function sessionHeader(session: Session): string {
-  const who = session.agentsMayAnswer ? 'other agents may answer its cards' : 'only you answer its cards';
-  const lines = [
-    `Session ${session.id} (${describe(session)})`,
-    `Status:  ${session.status}${session.error ? ` — ${session.error}` : ''}`,
-    `Mode:    ${session.relayMode}; ${who}`,
-    `Started: ${session.createdAt}, updated ${session.updatedAt}`,
-  ];
-  return lines.join('\n');
-}
-
-function ago(iso: string, now: number): string {
-  const ms = now - Date.parse(iso);
-  return Number.isNaN(ms) ? '' : `${durationText(ms)} ago`;
-}
-
-/** The sessions as a table, one row each. */
-export function sessionsTable(sessions: Session[], now = Date.now()): string {
-  const rows: string[][] = [['ID', 'PROVIDER', 'ENGINE', 'MODEL', 'STATUS', 'MODE', 'UPDATED']];
-  for (const s of sessions) rows.push([s.id, s.provider, s.engine, s.model ?? '', s.status, s.relayMode, ago(s.updatedAt, now)]);
-  const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
-  return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col]))).join('  ').trimEnd()).join('\n');
 }

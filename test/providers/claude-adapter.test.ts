@@ -1,14 +1,7 @@
 import { createHash } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import {
-  claudeCodeToolResult,
-  planApprovalDraft,
-  planDecision,
-  toCardDraft,
-  toolInputError,
-  toToolResult,
-  toUpdatedInput,
-} from '../../providers/claude/adapter.js';
+import { claudeCodeToolResult, toCardDraft, toolInputError, toToolResult, toUpdatedInput } from '../../providers/claude/adapter.js';
+import { planApprovalDraft, planDecision } from '../../providers/claude/approvals.js';
 import {
   ASK_USER_QUESTION,
   ASK_USER_QUESTION_TOOL,

@@ -2,16 +2,9 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  codeEngine,
-  codeEngineEnv,
-  MANUAL_EXPIRY_STOP,
-  RESTART_ANSWER_PREFIX,
-  STOPPED_MESSAGE,
-  summarizeToolInput,
-  toolApprovalDraft,
-  toolDecision,
-} from '../../providers/claude/engine-code.js';
+import { summarizeToolInput, toolApprovalDraft, toolDecision } from '../../providers/claude/approvals.js';
+import { RESTART_ANSWER_PREFIX } from '../../providers/claude/code-resume.js';
+import { codeEngine, codeEngineEnv, MANUAL_EXPIRY_STOP, STOPPED_MESSAGE } from '../../providers/claude/engine-code.js';
 import type { Answer, Card, RelayMode } from '../../src/cards/model.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SessionManager } from '../../src/sessions/manager.js';
