@@ -1,6 +1,6 @@
 import type { PermissionResult } from '@anthropic-ai/claude-agent-sdk';
 import { LIMITS, type Card, type CardDraft } from '../../src/cards/model.js';
-import { clip, cut, isRecord } from './text.js';
+import { cut, isRecord } from './text.js';
 import { EXIT_PLAN_MODE } from './tool.js';
 
 // Approval cards for the code engine, pure: ExitPlanMode's plan approval and the approval of
@@ -92,7 +92,7 @@ export function summarizeToolInput(tool: string, input: Record<string, unknown>)
   } else {
     text = JSON.stringify(input, null, 2) ?? '';
   }
-  return clip(text || tool, SUMMARY_CHARS);
+  return cut(text || tool, SUMMARY_CHARS);
 }
 
 export function toolApprovalDraft(tool: string, input: Record<string, unknown>, title?: string): CardDraft {
@@ -100,11 +100,11 @@ export function toolApprovalDraft(tool: string, input: Record<string, unknown>, 
     kind: 'approval',
     tool,
     origin: 'native',
-    ...(title ? { title: clip(title, 200) } : {}),
+    ...(title ? { title: cut(title, 200) } : {}),
     questions: [
       {
         id: 'approve',
-        header: clip(tool, 60),
+        header: cut(tool, 60),
         text: `Allow ${tool}?\n\n${summarizeToolInput(tool, input)}`,
         options: [{ label: 'Allow' }, { label: 'Deny' }],
         multiSelect: false,

@@ -9,11 +9,5 @@ export function cut(text: string, max: number): string {
   return `${text.slice(0, end)}…`;
 }
 
-/**
- * The code engine's shortening (tool approval cards, transcript lines): like `cut`, but it
- * may leave half a surrogate pair at the cut. Kept apart so those texts stay as they were.
- */
-export const clip = (text: string, max: number): string => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
 export const isRecord = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
