@@ -1,0 +1,39 @@
+import { z } from 'zod';
+
+// askrelay's own ask_user for the Copilot SDK engine. It replaces Copilot's built-in one
+// (overridesBuiltInTool), so this schema is ours: the model sees exactly this.
+
+export const ASK_USER = 'ask_user';
+/** The relay keeps the first 8 choices and drops the rest (DESIGN.md). */
+export const MAX_CHOICES = 8;
+
+export const ASK_USER_DESCRIPTION = [
+  'Ask the user a question and wait for the answer. Use it whenever you need a decision or input from the user;',
+  'never ask in plain text. Offer a short list of choices (one button each, at most 8; put the one you recommend',
+  'first and end its label with "(Recommended)"); omit choices only when the answer must be free text. The user can',
+  'always type their own answer, so never add an "Other" choice. Set multi_select when several choices may be picked.',
+].join(' ');
+
+export const ASK_USER_PARAMETERS = {
+  type: 'object',
+  properties: {
+    question: { type: 'string', description: 'The question to ask the user.' },
+    choices: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Options to offer, one button each; the relay keeps the first 8.',
+    },
+    multi_select: { type: 'boolean', description: 'Let the user pick several choices; the answer lists each one, separated by ",".' },
+  },
+  required: ['question'],
+} as const;
+
+// The runtime hands the handler the model's arguments unchecked, so they are checked here.
+export const AskUserInputSchema = z.object({
+  question: z.string({ error: 'question is required: the text of the question to ask.' }).trim().min(1, { error: 'question is empty.' }),
+  choices: z
+    .array(z.string({ error: 'every choice must be a text.' }), { error: 'choices must be a list of texts.' })
+    .optional(),
+  multi_select: z.boolean({ error: 'multi_select must be true or false.' }).optional(),
+});
+export type AskUserInput = z.infer<typeof AskUserInputSchema>;
