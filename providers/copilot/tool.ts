@@ -35,5 +35,5 @@ export const AskUserInputSchema = z.object({
     .array(z.string({ error: 'every choice must be a text.' }), { error: 'choices must be a list of texts.' })
     .optional(),
   multi_select: z.boolean({ error: 'multi_select must be true or false.' }).optional(),
-});
+}, { error: 'the arguments must be an object: {question, choices?, multi_select?}.' });
 export type AskUserInput = z.infer<typeof AskUserInputSchema>;
