@@ -34,6 +34,8 @@ export interface ServeFlags {
   port?: string;
   host?: string;
   data?: string;
+  /** Approve every tool permission a provider asks for, without a card (ASKRELAY_APPROVE_TOOLS=1 for providers). */
+  approveTools?: boolean;
 }
 
 export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.env): ServeConfig {
@@ -50,7 +52,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     waitMs: named('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
     waitExtensionMs: named('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
     stuckAfterMs: named('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
-    env,
+    env: flags.approveTools ? { ...env, ASKRELAY_APPROVE_TOOLS: '1' } : env,
   };
 }
 

@@ -4,11 +4,15 @@ import { startRelay } from '../start.js';
 
 export const SERVE_HELP = `askrelay serve — run the relay: its HTTP API, the web page and the card store
 
-Usage: askrelay serve [--port N] [--host ADDR] [--data DIR]
+Usage: askrelay serve [--port N] [--host ADDR] [--data DIR] [--approve-tools]
 
   --port N      port to listen on (env ASKRELAY_PORT, default 7070; 0 picks a free one)
   --host ADDR   address to bind (env ASKRELAY_HOST, default 127.0.0.1)
   --data DIR    folder for the SQLite file and the token (env ASKRELAY_DATA, default ./.askrelay)
+  --approve-tools
+                approve every tool permission an agent asks for (shell commands, file
+                writes, …) without an approval card (env ASKRELAY_APPROVE_TOOLS=1).
+                Without it each one is an approval card that only a human can answer.
 
 Environment: ASKRELAY_TOKEN (else one is made on first start and kept in the data folder),
 ASKRELAY_WAIT (default 8h), ASKRELAY_WAIT_EXTENSION (default 2h).`;
@@ -16,14 +20,14 @@ ASKRELAY_WAIT (default 8h), ASKRELAY_WAIT_EXTENSION (default 2h).`;
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, help: { type: 'boolean', short: 'h' } },
+    options: { port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'approve-tools': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
   });
   if (values.help) {
     console.log(SERVE_HELP);
     return 0;
   }
-  const config = serveConfig(values);
+  const config = serveConfig({ port: values.port, host: values.host, data: values.data, approveTools: values['approve-tools'] });
   const running = await startRelay(config);
   const { expired, pending } = running.recovered;
   console.log(`askrelay is running: ${running.url}`);
