@@ -49,6 +49,9 @@ export class SessionManager {
     if (!factory.engines.includes(engine)) {
       throw new RelayError('invalid_engine', `"${engine}" is not an engine of ${input.provider}; use ${factory.engines.join(' or ')}.`);
     }
+    if (input.askUserVariant === 'form' && engine !== 'extension') {
+      throw new RelayError('invalid_engine', 'askUserVariant "form" is Copilot\'s extension engine only; start the session with engine "extension".');
+    }
     const now = new Date(this.clock.now()).toISOString();
     const session: Session = {
       id: `s_${randomBytes(8).toString('hex')}`,
@@ -58,6 +61,7 @@ export class SessionManager {
       status: 'starting',
       relayMode: input.relayMode ?? 'autopilot',
       agentsMayAnswer: input.agentsMayAnswer ?? false,
+      ...(engine === 'extension' ? { askUserVariant: input.askUserVariant ?? 'classic' } : {}),
       createdAt: now,
       updatedAt: now,
     };

@@ -30,6 +30,8 @@ export const SessionSchema = z.object({
   status: SessionStatusSchema,
   relayMode: RelayModeSchema,
   agentsMayAnswer: z.boolean(),
+  /** Copilot's extension engine: its classic ask_user or the form variant. */
+  askUserVariant: z.enum(['classic', 'form']).optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
   error: z.string().optional(),
