@@ -122,6 +122,56 @@ describe('sessions on the web page', () => {
     expect(await page.getByTestId('sessions-empty').isVisible()).toBe(true);
   });
 
+  it('offers each provider its engines, and the ask_user variant only for the extension engine', async () => {
+    await page.getByTestId('new-session').click();
+    await page.getByTestId('new-session-form').waitFor(WAIT);
+    const provider = page.getByTestId('session-provider');
+    const engine = page.getByTestId('session-engine');
+    const variant = page.getByTestId('session-ask-user-variant');
+    const engines = () => engine.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
+
+    expect(await provider.inputValue()).toBe('claude');
+    expect(await engines()).toEqual(['code', 'messages']);
+    expect(await engine.inputValue()).toBe('code');
+    expect(await variant.isHidden()).toBe(true);
+
+    await provider.selectOption('copilot');
+    expect(await engines()).toEqual(['sdk', 'extension']);
+    expect(await engine.inputValue()).toBe('sdk'); // the provider's default
+    expect(await page.getByTestId('session-engine-hint').textContent()).toMatch(/askrelay’s ask_user/);
+    expect(await variant.isHidden()).toBe(true);
+    await engine.selectOption('extension');
+    expect(await variant.isVisible()).toBe(true);
+    expect(await variant.inputValue()).toBe('classic');
+    await provider.selectOption('openai'); // the same engines: the choice stays
+    expect(await engine.inputValue()).toBe('extension');
+    await variant.selectOption('form');
+    await page.getByTestId('session-prompt').fill('Tidy up the release notes.');
+    await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    mkdirSync('test-artifacts', { recursive: true });
+    await page.screenshot({ path: 'test-artifacts/sessions-new-openai.png', fullPage: true });
+
+    // What the form sends (the relay's answer is stubbed: no OpenAI session runs here).
+    let sent: unknown;
+    await page.route('**/api/sessions', (route) => {
+      sent = route.request().postDataJSON();
+      void route.fulfill({ status: 422, json: { error: { code: 'stubbed', message: 'Stubbed by the test.' } } });
+    });
+    await page.getByTestId('start-session').click();
+    await page.getByTestId('new-session-error').waitFor(WAIT);
+    await page.unroute('**/api/sessions');
+    expect(sent).toMatchObject({ provider: 'openai', engine: 'extension', askUserVariant: 'form' });
+
+    await provider.selectOption('deepseek');
+    expect(await engines()).toEqual(['code', 'messages']);
+    expect(await engine.inputValue()).toBe('code');
+    expect(await variant.isHidden()).toBe(true);
+    await provider.selectOption('claude');
+    await page.getByTestId('session-prompt').fill('');
+    await page.getByTestId('new-session-cancel').click();
+    expect(await page.getByTestId('new-session-error').isHidden()).toBe(true);
+  });
+
   it('starts a session from the form, showing a refusal from the relay first', async () => {
     await page.getByTestId('new-session').click();
     const form = page.getByTestId('new-session-form');

@@ -311,7 +311,7 @@ function renderCard(entry) {
   const { card } = entry;
   const titleId = nextId('card-title');
   const chips = h('div', { class: 'chips' },
-    h('span', { class: 'chip chip-provider', dataset: { testid: 'provider' } }, card.engine ? `${card.provider} · ${card.engine}` : card.provider),
+    h('span', { class: 'chip chip-provider', title: card.provider ? providerTitle(card.provider, card.engine) : undefined, dataset: { testid: 'provider' } }, providerLabel(card.provider, card.engine)),
     card.kind === 'approval' ? h('span', { class: 'chip chip-approval' }, 'Approval') : null,
     card.sessionId
       ? h('a', {
@@ -332,7 +332,7 @@ function renderCard(entry) {
   const back = h('button', { type: 'button', class: 'ghost back', dataset: { testid: 'back' }, hidden: true, onclick: () => goToStep(entry, entry.ui.step - 1) }, '← Back');
 
   const el = h('article', {
-    class: 'card',
+    class: `card${card.kind === 'approval' ? ' card-approval' : ''}`,
     tabindex: '-1',
     'aria-labelledby': titleId,
     dataset: { testid: 'card', cardId: card.id, status: card.status, layout: card.layout },
@@ -436,7 +436,7 @@ function renderStep(entry) {
 
   const question = h('div', { class: 'question', dataset: { testid: 'question', questionId: q.id } },
     q.header ? h('span', { class: 'chip chip-header', dataset: { testid: 'question-header' } }, q.header) : null,
-    h('p', { class: 'question-text', id: textId }, q.text),
+    questionText(card, q.text, textId),
     multi ? h('p', { class: 'muted small hint-line' }, 'Check every option that applies.') : null,
     toggle,
     options.length ? h('div', { class: 'options', role: 'group', 'aria-labelledby': textId }, options) : null,
@@ -455,6 +455,26 @@ function renderStep(entry) {
       h('span', { class: 'step-count' }, `${ui.step + 1} / ${n}`),
     );
   }
+}
+
+/**
+ * An approval's text is what would run or change: a command, a diff, a plan. Its first
+ * paragraph ("Run this command?") stays prose; the rest goes in a monospace block that
+ * keeps every line and space as sent.
+ */
+function questionText(card, text, id) {
+  const verbatim =
+    card.kind === 'approval' &&
+    (String(card.tool ?? '').startsWith('permission:') || card.tool === 'ExitPlanMode' || text.trim().includes('\n'));
+  if (!verbatim) return h('p', { class: 'question-text', id }, text);
+  const trimmed = text.replace(/^\s*\n|\s+$/g, '');
+  const cut = trimmed.indexOf('\n\n');
+  const lead = cut > 0 && !trimmed.slice(0, cut).includes('\n') ? trimmed.slice(0, cut) : '';
+  const code = lead ? trimmed.slice(cut).replace(/^\n+/, '') : trimmed;
+  return h('div', { class: 'question-text approval-text', id },
+    lead ? h('p', { class: 'approval-lead' }, lead) : null,
+    code ? h('pre', { class: 'approval-code', tabindex: '0', dataset: { testid: 'approval-code' } }, code) : null,
+  );
 }
 
 function autosize(textarea) {
@@ -945,7 +965,22 @@ function showClosedCard(card) {
 // ---------------------------------------------------------------- sessions
 
 const ACTIVE = new Set(['starting', 'running', 'waiting', 'idle', 'stuck']);
-const PROVIDER_NAME = { claude: 'Claude', deepseek: 'DeepSeek' };
+const PROVIDER_NAME = { claude: 'Claude', deepseek: 'DeepSeek', copilot: 'GitHub Copilot', openai: 'OpenAI' };
+/** Each provider's engines for POST /api/sessions, its default first. */
+const CLAUDE_ENGINES = ['code', 'messages'];
+const COPILOT_ENGINES = ['sdk', 'extension'];
+const PROVIDER_ENGINES = { claude: CLAUDE_ENGINES, deepseek: CLAUDE_ENGINES, copilot: COPILOT_ENGINES, openai: COPILOT_ENGINES };
+const ENGINE_NAME = {
+  code: 'Claude Code',
+  messages: 'the relay’s own Messages API loop',
+  sdk: 'Copilot SDK; askrelay’s ask_user replaces the built-in one',
+  extension: 'Copilot SDK; Copilot’s own ask_user passes through',
+};
+const ASK_USER_VARIANT = {
+  classic: 'One question with choices',
+  form: 'Fields from a schema',
+};
+const capitalize = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 const SESSION_STATUS = {
   starting: ['Starting', 'The agent is starting.'],
   running: ['Working', 'The agent is working on its turn.'],
@@ -978,8 +1013,12 @@ let opened = null;
 
 const shortId = (id) => String(id).slice(0, 8);
 const providerName = (provider) => PROVIDER_NAME[provider] ?? provider ?? 'Agent';
+/** `claude · messages`: the ids, as the API and the CLI spell them; the names in the tooltip. */
+const providerLabel = (provider, engine) => (engine ? `${provider} · ${engine}` : provider ?? '');
+const providerTitle = (provider, engine) =>
+  engine ? `${providerName(provider)}, ${engine} engine` : providerName(provider);
 const providerChip = (s) =>
-  h('span', { class: 'chip chip-provider', dataset: { testid: 'session-provider' } }, s.engine ? `${s.provider} · ${s.engine}` : s.provider);
+  h('span', { class: 'chip chip-provider', title: providerTitle(s.provider, s.engine), dataset: { testid: 'session-provider' } }, providerLabel(s.provider, s.engine));
 
 async function reloadSessions() {
   let list;
@@ -1390,14 +1429,47 @@ async function stopSession(o) {
 
 // ---------------------------------------------------------------- new session
 
+/** The engine select follows the provider: its engines, its default first. */
+function syncEngines({ keep = true } = {}) {
+  const f = els.newSessionForm.elements;
+  const engines = PROVIDER_ENGINES[f.provider.value] ?? CLAUDE_ENGINES;
+  const current = f.engine.value;
+  const same = f.engine.options.length === engines.length && engines.every((value, i) => f.engine.options[i].value === value);
+  if (!same) {
+    f.engine.replaceChildren(...engines.map((value) => h('option', { value }, value)));
+    // The default (first) engine is the one reset() goes back to.
+    f.engine.options[0].defaultSelected = true;
+    f.engine.value = keep && engines.includes(current) ? current : engines[0];
+  }
+  syncEngineHints();
+}
+
+/** Each select says what its choice means; the ask_user variant shows for the extension engine only. */
+function syncEngineHints() {
+  const f = els.newSessionForm.elements;
+  setText($('#session-engine-hint'), capitalize(ENGINE_NAME[f.engine.value] ?? ''));
+  setText($('#session-ask-user-hint'), ASK_USER_VARIANT[f.askUserVariant.value] ?? '');
+  $('[data-testid="session-ask-user-row"]').hidden = f.engine.value !== 'extension';
+}
+
+function resetNewSession() {
+  els.newSessionForm.reset();
+  syncEngines({ keep: false });
+}
+
 function toggleNewSession(open) {
   els.newSessionForm.hidden = !open;
+  els.newSessionError.hidden = true; // a refusal belongs to the attempt it answered
   els.newSession.setAttribute('aria-expanded', String(open));
   els.newSession.hidden = open;
   if (open) els.newSessionForm.elements.prompt.focus();
   else els.newSession.focus({ preventScroll: true });
 }
 
+els.newSessionForm.elements.provider.addEventListener('change', () => syncEngines());
+els.newSessionForm.elements.engine.addEventListener('change', syncEngineHints);
+els.newSessionForm.elements.askUserVariant.addEventListener('change', syncEngineHints);
+syncEngines({ keep: false });
 els.newSession.addEventListener('click', () => toggleNewSession(true));
 els.newSessionCancel.addEventListener('click', () => toggleNewSession(false));
 els.newSessionForm.elements.prompt.addEventListener('keydown', (e) => {
@@ -1423,6 +1495,7 @@ els.newSessionForm.addEventListener('submit', async (event) => {
     relayMode: f.relayMode.value,
     agentsMayAnswer: f.agentsMayAnswer.checked,
   };
+  if (body.engine === 'extension') body.askUserVariant = f.askUserVariant.value;
   const model = f.model.value.trim();
   if (model) body.model = model;
   els.startSession.disabled = true;
@@ -1432,7 +1505,7 @@ els.newSessionForm.addEventListener('submit', async (event) => {
     const s = await api('/api/sessions', { method: 'POST', json: body });
     sessionTitles.set(s.id, prompt);
     upsertSession(s, { fromDetail: true });
-    els.newSessionForm.reset();
+    resetNewSession();
     toggleNewSession(false);
     navigate(`#sessions/${encodeURIComponent(s.id)}`);
   } catch (err) {
