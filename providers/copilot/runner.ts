@@ -1,7 +1,8 @@
+import { randomUUID } from 'node:crypto';
 import { CopilotClient, defineTool, RuntimeConnection, type CopilotSession } from '@github/copilot-sdk';
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import type { Runner, RunnerContext, RunnerFactory } from '../../src/sessions/runner.js';
-import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult, type UserInputRequest } from './adapter.js';
+import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult, type UserInputRequest, type UserInputResponse } from './adapter.js';
 import { permissionDecision, permissionDraft, type PermissionRequest } from './approvals.js';
 import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_PARAMETERS } from './tool.js';
 
@@ -22,7 +23,13 @@ export interface CopilotEndpointVars {
 
 interface State {
   copilotSessionId?: string;
+  /** Extension engine: the built-in ask waiting on a card, so a restart can re-open that card. */
+  pendingAsk?: { toolCallId: string; request: UserInputRequest };
 }
+
+/** Handed back to the runtime when the relay stops under a pending card: the call stays open. */
+const never = <T>() => new Promise<T>(() => {});
+const RESTARTED = 'askrelay restarted; continue where you left off.';
 
 export function copilotRunner(vars: CopilotEndpointVars): RunnerFactory {
   return {
@@ -76,6 +83,8 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
           return { textResultForLlm: inputErrorText(parsed.error), resultType: 'failure' };
         }
         const card = await ctx.ask({ ...parsed.draft, toolCallId: invocation.toolCallId });
+        // The relay is stopping: answer nothing, so a restart finds the call pending.
+        if (card.status === 'pending') return never<string>();
         const text = toToolResult(card);
         ctx.log('tool', text, card.id);
         return text;
@@ -87,7 +96,13 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
 
   const onUserInputRequest = async (request: UserInputRequest) => {
     try {
-      const card = await ctx.ask(classicCardDraft(request));
+      const toolCallId = `ask:${randomUUID()}`;
+      state.pendingAsk = { toolCallId, request };
+      ctx.saveState(state);
+      const card = await ctx.ask({ ...classicCardDraft(request), toolCallId });
+      if (card.status === 'pending') return never<UserInputResponse>();
+      delete state.pendingAsk;
+      ctx.saveState(state);
       const response = classicResponse(card);
       ctx.log('tool', response.wasFreeform ? `User responded: ${response.answer}` : `User selected: ${response.answer}`, card.id);
       return response;
@@ -100,6 +115,8 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
     if (ctx.env.ASKRELAY_APPROVE_TOOLS === '1') return { kind: 'approve-once' as const };
     try {
       const card = await ctx.ask({ ...permissionDraft(request), toolCallId: request.toolCallId && `permission:${request.toolCallId}` });
+      // The relay is stopping: no decision; a resumed session asks again (the same card).
+      if (card.status === 'pending') return { kind: 'no-result' as const };
       return permissionDecision(card);
     } catch {
       return { kind: 'reject' as const, feedback: 'askrelay could not show the approval.' };
@@ -116,10 +133,10 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
     ...(ctx.session.engine === 'extension' ? { onUserInputRequest } : { tools: [askUser] }),
   });
 
-  async function open(resume: boolean): Promise<CopilotSession> {
+  async function open(resume: boolean, continuePendingWork = false): Promise<CopilotSession> {
     if (session) return session;
     if (resume && state.copilotSessionId) {
-      session = await client.resumeSession(state.copilotSessionId, config() as never);
+      session = await client.resumeSession(state.copilotSessionId, { ...config(), continuePendingWork } as never);
     } else {
       session = await client.createSession(config() as never);
       state.copilotSessionId = session.sessionId;
@@ -130,7 +147,14 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
 
   async function turn(prompt: string, resume = false): Promise<void> {
     const s = await open(resume);
-    const ended = new Promise<void>((resolve, reject) => {
+    const ended = idle(s);
+    await s.send({ prompt });
+    await ended;
+  }
+
+  /** Resolves on the next session.idle (rejects if the turn reported an error), or when stopped. */
+  function idle(s: CopilotSession): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
       let error: string | undefined;
       const stop = () => {
         off();
@@ -150,18 +174,100 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
         }
       });
     });
-    await s.send({ prompt });
+  }
+
+  /**
+   * After a restart. sdk engine: the runtime kept our pending ask_user calls open
+   * (continuePendingWork), so each one's card is re-opened (same toolCallId → the same
+   * stored card) and its answer handed to the call. Extension engine: the runtime cannot
+   * take a late answer to its own ask_user, so the answer goes in as a new user message.
+   */
+  async function resume(prompt: string): Promise<void> {
+    // Stopped before the Copilot session existed: start it from the prompt.
+    if (!state.copilotSessionId) return turn(prompt);
+    if (ctx.session.engine === 'extension') {
+      const pendingAsk = state.pendingAsk;
+      await open(true);
+      if (!pendingAsk) return turn(RESTARTED, true);
+      const card = await ctx.ask({ ...classicCardDraft(pendingAsk.request), toolCallId: pendingAsk.toolCallId });
+      if (card.status === 'pending') return never<void>();
+      delete state.pendingAsk;
+      ctx.saveState(state);
+      const response = classicResponse(card);
+      ctx.log('tool', response.wasFreeform ? `User responded: ${response.answer}` : `User selected: ${response.answer}`, card.id);
+      return turn(
+        card.status === 'answered'
+          ? `The user answered your question while askrelay restarted: ${response.answer}`
+          : `Your question got no answer while askrelay restarted. ${response.answer}`,
+        true,
+      );
+    }
+    const s = await open(true, true);
+    const calls = pendingAskCalls(await s.getEvents());
+    // Permission requests still open re-open their approval card (same toolCallId → the same card).
+    const permissions = await s.rpc.permissions
+      .pendingRequests()
+      .then((r) => ((r as { items?: { requestId: string; request: PermissionRequest }[] }).items ?? []))
+      .catch(() => []);
+    if (!calls.length && !permissions.length) return turn(RESTARTED, true);
+    const ended = idle(s);
+    await Promise.all([
+      ...calls.map((call) => deliver(s, call)),
+      ...permissions.map(async ({ requestId, request }) => {
+        const result = await onPermissionRequest(request);
+        if (result.kind !== 'no-result') await s.rpc.permissions.handlePendingPermissionRequest({ requestId, result } as never);
+      }),
+    ]);
+    if (ctx.signal.aborted) return;
     await ended;
   }
 
+  async function deliver(s: CopilotSession, call: PendingCall): Promise<void> {
+    const parsed = toCardDraft(call.arguments);
+    let result: string | { textResultForLlm: string; resultType: 'failure' };
+    if (!parsed.ok) result = { textResultForLlm: inputErrorText(parsed.error), resultType: 'failure' };
+    else {
+      const card = await ctx.ask({ ...parsed.draft, toolCallId: call.toolCallId });
+      if (card.status === 'pending') return;
+      result = toToolResult(card);
+      ctx.log('tool', result, card.id);
+    }
+    const done = await s.rpc.tools.handlePendingToolCall({ requestId: call.requestId, result } as never);
+    if (!(done as { success?: boolean }).success) ctx.log('tool', `The answer could not be handed to the resumed Copilot session (${call.toolCallId}).`);
+  }
+
   return {
-    start: (prompt, resumed) => turn(resumed ? 'askrelay restarted; continue where you left off.' : prompt, resumed),
+    start: (prompt, resumed) => (resumed ? resume(prompt) : turn(prompt)),
     send: (text) => turn(text, true),
     async stop() {
       await session?.disconnect?.().catch(() => {});
       await client.stop().catch(() => {});
     },
   };
+}
+
+interface PendingCall {
+  requestId: string;
+  toolCallId: string;
+  arguments: unknown;
+}
+
+/** Our ask_user calls the stored history shows as requested and never completed. */
+export function pendingAskCalls(events: readonly { type: string; data: unknown }[]): PendingCall[] {
+  const done = new Set<string>();
+  for (const e of events) {
+    const data = e.data as { requestId?: string; toolCallId?: string };
+    if (e.type === 'external_tool.completed' && data.requestId) done.add(data.requestId);
+    if (e.type === 'tool.execution_complete' && data.toolCallId) done.add(data.toolCallId);
+  }
+  const calls: PendingCall[] = [];
+  for (const e of events) {
+    if (e.type !== 'external_tool.requested') continue;
+    const data = e.data as { requestId: string; toolCallId: string; toolName: string; arguments?: unknown };
+    if (data.toolName !== ASK_USER || done.has(data.requestId) || done.has(data.toolCallId)) continue;
+    calls.push({ requestId: data.requestId, toolCallId: data.toolCallId, arguments: data.arguments });
+  }
+  return calls;
 }
 
 // The logged-in GitHub user by default; a BYOK provider when COPILOT_PROVIDER_BASE_URL is set.
