@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import { CopilotClient, defineTool, RuntimeConnection, type CopilotSession } from '@github/copilot-sdk';
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import type { Runner, RunnerContext, RunnerFactory } from '../../src/sessions/runner.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult, type UserInputRequest, type UserInputResponse } from './adapter.js';
+import { formCardDraft, formResult, type ElicitationRequest } from './form.js';
 import { permissionDecision, permissionDraft, type PermissionRequest } from './approvals.js';
 import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_PARAMETERS } from './tool.js';
 
@@ -60,9 +62,15 @@ function runtimeEnv(env: NodeJS.ProcessEnv): Record<string, string> {
 function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: string; apiKey: string } | undefined): Runner {
   const state: State = ctx.loadState<State>() ?? {};
   const workingDirectory = ctx.env.ASKRELAY_WORKDIR ?? process.cwd();
+  const formVariant = ctx.session.engine === 'extension' && ctx.session.askUserVariant === 'form';
   const client = new CopilotClient({
     useLoggedInUser: !provider,
-    connection: RuntimeConnection.forStdio({ env: runtimeEnv(ctx.env) }),
+    // The form variant needs the Copilot CLI ≥ 1.0.102 (@github/copilot); the runtime the SDK
+    // bundles ignores it. That CLI unpacks itself into $XDG_CACHE_HOME/copilot on first use.
+    connection: RuntimeConnection.forStdio({
+      env: runtimeEnv(ctx.env),
+      ...(formVariant ? { path: createRequire(import.meta.url).resolve('@github/copilot/npm-loader.js') } : {}),
+    }),
     logLevel: 'warning',
     workingDirectory,
   } as ConstructorParameters<typeof CopilotClient>[0]);
@@ -123,6 +131,19 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
     }
   };
 
+  // Never throws: the SDK would cancel the form. A stop cancels it too (the runtime does
+  // the same when its client goes away), so there is nothing to keep for a restart.
+  const onElicitationRequest = async (request: ElicitationRequest) => {
+    try {
+      const card = await ctx.ask(formCardDraft(request));
+      const result = formResult(request, card);
+      ctx.log('tool', result.action === 'accept' ? `Form answered: ${JSON.stringify(result.content)}` : `Form ${result.action}ed`, card.id);
+      return result;
+    } catch {
+      return { action: 'cancel' as const };
+    }
+  };
+
   const config = () => ({
     model: ctx.session.model,
     ...(provider ? { provider } : {}),
@@ -130,6 +151,7 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
     workingDirectory,
     systemMessage: { mode: 'append' as const, content: relayGuidance(ASK_USER, ctx.session.relayMode) },
     onPermissionRequest,
+    ...(formVariant ? { askUserVariant: 'elicitation' as const, onElicitationRequest } : {}),
     ...(ctx.session.engine === 'extension' ? { onUserInputRequest } : { tools: [askUser] }),
   });
 
