@@ -4,7 +4,7 @@ import { CopilotClient, defineTool, RuntimeConnection, type CopilotSession } fro
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import type { Runner, RunnerContext, RunnerFactory } from '../../src/sessions/runner.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult, type UserInputRequest, type UserInputResponse } from './adapter.js';
-import { formCardDraft, formResult, type ElicitationRequest } from './form.js';
+import { formCardDraft, formResult, type ElicitationRequest, type ElicitationResult } from './form.js';
 import { permissionDecision, permissionDraft, type PermissionRequest } from './approvals.js';
 import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_PARAMETERS } from './tool.js';
 
@@ -27,6 +27,8 @@ interface State {
   copilotSessionId?: string;
   /** Extension engine: the built-in ask waiting on a card, so a restart can re-open that card. */
   pendingAsk?: { toolCallId: string; request: UserInputRequest };
+  /** Extension engine, form variant: the same for an open form. */
+  pendingForm?: { toolCallId: string; request: ElicitationRequest };
 }
 
 /** Handed back to the runtime when the relay stops under a pending card: the call stays open. */
@@ -131,13 +133,19 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
     }
   };
 
-  // Never throws: the SDK would cancel the form. A stop cancels it too (the runtime does
-  // the same when its client goes away), so there is nothing to keep for a restart.
+  // Never throws: the SDK would cancel the form. The runtime cancels an open form when its
+  // client goes away, so after a restart the card's answer goes in as a user message.
   const onElicitationRequest = async (request: ElicitationRequest) => {
     try {
-      const card = await ctx.ask(formCardDraft(request));
+      const toolCallId = `form:${randomUUID()}`;
+      state.pendingForm = { toolCallId, request };
+      ctx.saveState(state);
+      const card = await ctx.ask({ ...formCardDraft(request), toolCallId });
+      if (card.status === 'pending') return { action: 'cancel' as const };
+      delete state.pendingForm;
+      ctx.saveState(state);
       const result = formResult(request, card);
-      ctx.log('tool', result.action === 'accept' ? `Form answered: ${JSON.stringify(result.content)}` : `Form ${result.action}ed`, card.id);
+      ctx.log('tool', formText(result), card.id);
       return result;
     } catch {
       return { action: 'cancel' as const };
@@ -208,8 +216,17 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
     // Stopped before the Copilot session existed: start it from the prompt.
     if (!state.copilotSessionId) return turn(prompt);
     if (ctx.session.engine === 'extension') {
-      const pendingAsk = state.pendingAsk;
+      const { pendingAsk, pendingForm } = state;
       await open(true);
+      if (pendingForm) {
+        const card = await ctx.ask({ ...formCardDraft(pendingForm.request), toolCallId: pendingForm.toolCallId });
+        if (card.status === 'pending') return never<void>();
+        delete state.pendingForm;
+        ctx.saveState(state);
+        const text = formText(formResult(pendingForm.request, card));
+        ctx.log('tool', text, card.id);
+        return turn(`Your form was still open when askrelay restarted. ${text}`, true);
+      }
       if (!pendingAsk) return turn(RESTARTED, true);
       const card = await ctx.ask({ ...classicCardDraft(pendingAsk.request), toolCallId: pendingAsk.toolCallId });
       if (card.status === 'pending') return never<void>();
@@ -301,3 +318,10 @@ export const copilotProvider = copilotRunner({
   defaultModel: 'gpt-5.1',
   byokRequired: false,
 });
+
+/** A form's outcome as one line, for the transcript and for a message after a restart. */
+function formText(result: ElicitationResult): string {
+  if (result.action !== 'accept') return result.action === 'decline' ? 'The user declined to fill in the form.' : 'Nobody filled in the form.';
+  const pairs = Object.entries(result.content).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(', ') : v}`);
+  return pairs.length ? `The user answered: ${pairs.join(', ')}` : 'The user accepted without values.';
+}
