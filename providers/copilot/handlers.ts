@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { defineTool } from '@github/copilot-sdk';
+import type { RunnerContext } from '../../src/sessions/runner.js';
+import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult, type UserInputRequest, type UserInputResponse } from './adapter.js';
+import { formCardDraft, formResult, type ElicitationRequest, type ElicitationResult } from './form.js';
+import { permissionDecision, permissionDraft, type PermissionRequest } from './approvals.js';
+import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_PARAMETERS } from './tool.js';
+
+// The callbacks the Copilot SDK calls while a turn runs: our ask_user tool (sdk engine),
+// the built-in ask (extension engine), its form variant, and tool approvals. Each one turns
+// the request into a card and the card back into the SDK's answer; runner.ts owns the session.
+
+/** What a Copilot session keeps across relay restarts (ctx.saveState). */
+export interface CopilotState {
+  copilotSessionId?: string;
+  /** Extension engine: the built-in ask waiting on a card, so a restart can re-open that card. */
+  pendingAsk?: { toolCallId: string; request: UserInputRequest };
+  /** Extension engine, form variant: the same for an open form. */
+  pendingForm?: { toolCallId: string; request: ElicitationRequest };
+}
+
+/** Handed back to the runtime when the relay stops under a pending card: the call stays open. */
+export const never = <T>() => new Promise<T>(() => {});
+export const RESTARTED = 'askrelay restarted; continue where you left off.';
+
+export function copilotHandlers(ctx: RunnerContext, state: CopilotState) {
+  const askUser = defineTool(ASK_USER, {
+    description: ASK_USER_DESCRIPTION,
+    parameters: ASK_USER_PARAMETERS as unknown as Record<string, unknown>,
+    overridesBuiltInTool: true,
+    // Our own tool asks through its card; a permission prompt for it would be a second one.
+    skipPermission: true,
+    // Never throws: the model would read only "Tool execution failed".
+    handler: async (args, invocation) => {
+      try {
+        const parsed = toCardDraft(args);
+        if (!parsed.ok) {
+          ctx.log('tool', inputErrorText(parsed.error));
+          return { textResultForLlm: inputErrorText(parsed.error), resultType: 'failure' };
+        }
+        const card = await ctx.ask({ ...parsed.draft, toolCallId: invocation.toolCallId });
+        // The relay is stopping: answer nothing, so a restart finds the call pending.
+        if (card.status === 'pending') return never<string>();
+        const text = toToolResult(card);
+        ctx.log('tool', text, card.id);
+        return text;
+      } catch (err) {
+        return { textResultForLlm: `askrelay could not show the question: ${(err as Error).message}`, resultType: 'failure' };
+      }
+    },
+  });
+
+  const onUserInputRequest = async (request: UserInputRequest) => {
+    try {
+      const toolCallId = `ask:${randomUUID()}`;
+      state.pendingAsk = { toolCallId, request };
+      ctx.saveState(state);
+      const card = await ctx.ask({ ...classicCardDraft(request), toolCallId });
+      if (card.status === 'pending') return never<UserInputResponse>();
+      delete state.pendingAsk;
+      ctx.saveState(state);
+      const response = classicResponse(card);
+      ctx.log('tool', response.wasFreeform ? `User responded: ${response.answer}` : `User selected: ${response.answer}`, card.id);
+      return response;
+    } catch (err) {
+      return { answer: `askrelay could not show the question: ${(err as Error).message}`, wasFreeform: true };
+    }
+  };
+
+  const onPermissionRequest = async (request: PermissionRequest) => {
+    if (ctx.env.ASKRELAY_APPROVE_TOOLS === '1') return { kind: 'approve-once' as const };
+    try {
+      const card = await ctx.ask({ ...permissionDraft(request), toolCallId: request.toolCallId && `permission:${request.toolCallId}` });
+      // The relay is stopping: no decision; a resumed session asks again (the same card).
+      if (card.status === 'pending') return { kind: 'no-result' as const };
+      return permissionDecision(card);
+    } catch {
+      return { kind: 'reject' as const, feedback: 'askrelay could not show the approval.' };
+    }
+  };
+
+  // Never throws: the SDK would cancel the form. The runtime cancels an open form when its
+  // client goes away, so after a restart the card's answer goes in as a user message.
+  const onElicitationRequest = async (request: ElicitationRequest) => {
+    try {
+      const toolCallId = `form:${randomUUID()}`;
+      state.pendingForm = { toolCallId, request };
+      ctx.saveState(state);
+      const card = await ctx.ask({ ...formCardDraft(request), toolCallId });
+      if (card.status === 'pending') return { action: 'cancel' as const };
+      delete state.pendingForm;
+      ctx.saveState(state);
+      const result = formResult(request, card);
+      ctx.log('tool', formText(result), card.id);
+      return result;
+    } catch {
+      return { action: 'cancel' as const };
+    }
+  };
+
+  return { askUser, onUserInputRequest, onPermissionRequest, onElicitationRequest };
+}
+
+/** A form's outcome as one line, for the transcript and for a message after a restart. */
+export function formText(result: ElicitationResult): string {
+  if (result.action !== 'accept') return result.action === 'decline' ? 'The user declined to fill in the form.' : 'Nobody filled in the form.';
+  const pairs = Object.entries(result.content).map(([k, v]) => `${k}=${Array.isArray(v) ? v.join(', ') : v}`);
+  return pairs.length ? `The user answered: ${pairs.join(', ')}` : 'The user accepted without values.';
+}
