@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AnthropicServer } from '../../test/fakes/anthropic-server.js';
+import type { OpenAIServer } from '../../test/fakes/openai-server.js';
 import type { Card } from '../cards/model.js';
 import { serveConfig } from '../config.js';
 import type { ProviderId, Session } from '../sessions/model.js';
@@ -26,22 +27,25 @@ its turn. Ctrl+C stops everything.
   --port N     the relay's port (default 7070; 0 picks a free one)
   --data DIR   the relay's data folder (default: a fresh temporary folder, removed on
                exit, so the demo never touches your real cards and sessions)
-  --no-code    skip the Claude Code sessions (they take a second or two to start)`;
+  --no-code    skip the sessions that start an agent runtime (Claude Code, the Copilot
+               runtime); they take a second or two to start`;
 
 const PROMPT = 'Help me pick a database for a small web app.';
 
 interface DemoSession {
   provider: ProviderId;
-  engine: 'messages' | 'code';
+  engine: 'messages' | 'code' | 'sdk';
 }
 
 const MESSAGES_SESSIONS: DemoSession[] = [
   { provider: 'claude', engine: 'messages' },
   { provider: 'deepseek', engine: 'messages' },
 ];
-const CODE_SESSIONS: DemoSession[] = [
+const RUNTIME_SESSIONS: DemoSession[] = [
   { provider: 'claude', engine: 'code' },
   { provider: 'deepseek', engine: 'code' },
+  { provider: 'copilot', engine: 'sdk' },
+  { provider: 'openai', engine: 'sdk' },
 ];
 
 /**
@@ -50,10 +54,10 @@ const CODE_SESSIONS: DemoSession[] = [
  * Claude Code's Bedrock/Vertex switches, the relay's own settings), plus the scripted
  * endpoint for both providers, a scratch HOME and a scratch working folder.
  */
-export function demoEnv(base: NodeJS.ProcessEnv, endpoint: string, home: string, workdir: string): NodeJS.ProcessEnv {
+export function demoEnv(base: NodeJS.ProcessEnv, endpoint: string, chatEndpoint: string, home: string, workdir: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [key, value] of Object.entries(base)) {
-    if (value === undefined || /^(ASKRELAY_|ANTHROPIC_|DEEPSEEK_|CLAUDE_)/.test(key)) continue;
+    if (value === undefined || /^(ASKRELAY_|ANTHROPIC_|DEEPSEEK_|CLAUDE_|OPENAI_|COPILOT_)/.test(key)) continue;
     env[key] = value;
   }
   return {
@@ -62,6 +66,12 @@ export function demoEnv(base: NodeJS.ProcessEnv, endpoint: string, home: string,
     ANTHROPIC_API_KEY: 'demo',
     DEEPSEEK_BASE_URL: endpoint,
     DEEPSEEK_API_KEY: 'demo',
+    OPENAI_BASE_URL: chatEndpoint,
+    OPENAI_API_KEY: 'demo',
+    OPENAI_MODEL: 'gpt-scripted',
+    COPILOT_PROVIDER_BASE_URL: chatEndpoint,
+    COPILOT_PROVIDER_API_KEY: 'demo',
+    COPILOT_MODEL: 'gpt-scripted',
     HOME: home,
     ASKRELAY_WORKDIR: workdir,
     CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',
@@ -96,6 +106,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   const dataDir = values.data ? resolve(values.data) : join(scratch, 'data');
 
   let model: AnthropicServer | undefined;
+  let chat: OpenAIServer | undefined;
   let running: RunningRelay | undefined;
   let unsubscribe = () => {};
   const closeAll = async () => {
@@ -103,6 +114,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
     // close() ends the sessions first: Claude Code writes into the scratch HOME until it exits.
     await running?.close().catch(() => {});
     await model?.close().catch(() => {});
+    await chat?.close().catch(() => {});
     rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
   };
 
@@ -110,9 +122,11 @@ export async function demoCommand(argv: string[]): Promise<number> {
     // Loaded here, so --help and flag mistakes answer at once. The design keeps the wire
     // fakes under test/; the demo plays the same scripted model the tests use.
     const { demoModel, startAnthropicServer } = await import('../../test/fakes/anthropic-server.js');
+    const { demoChatModel, startOpenAIServer } = await import('../../test/fakes/openai-server.js');
     const { startRelay } = await import('../start.js');
     model = await startAnthropicServer({ model: demoModel });
-    const env = demoEnv(process.env, model.url, home, workdir);
+    chat = await startOpenAIServer({ model: demoChatModel });
+    const env = demoEnv(process.env, model.url, chat.url, home, workdir);
     const config = serveConfig({ port: values.port ?? '7070', data: dataDir }, env);
     try {
       running = await startRelay(config);
@@ -124,10 +138,10 @@ export async function demoCommand(argv: string[]): Promise<number> {
       throw err;
     }
     const relay = running;
-    const plan = [...MESSAGES_SESSIONS, ...(values['no-code'] ? [] : CODE_SESSIONS)];
+    const plan = [...MESSAGES_SESSIONS, ...(values['no-code'] ? [] : RUNTIME_SESSIONS)];
 
     console.log('askrelay demo: a scripted model plays the agents; nothing leaves this machine, no key is needed.');
-    console.log(`Scripted model: ${model.url} (the Anthropic Messages API, for both claude and deepseek)`);
+    console.log(`Scripted models: ${model.url} (Anthropic Messages, for claude and deepseek), ${chat.url} (Chat Completions, for copilot and openai)`);
     console.log(`Page: ${relay.url}`);
     console.log(`Token: ${relay.token}`);
     console.log(`Data: ${config.dataDir}${values.data ? '' : ' (fresh, removed when the demo stops)'}`);

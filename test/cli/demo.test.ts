@@ -75,15 +75,15 @@ async function sessionOf(demo: Demo, id: string): Promise<Session> {
 }
 
 /** Answers the card with SQLite; its session ends the turn with the answer in its transcript. */
-async function answerAndSeeIdle(demo: Demo, card: Card): Promise<Session> {
+async function answerAndSeeIdle(demo: Demo, card: Card, result = RESULT): Promise<Session> {
   const res = await demo.api(`api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } } } });
   expect(res.status).toBe(200);
   const session = await waitUntil(async () => {
     const s = await sessionOf(demo, card.sessionId!);
     return s.status === 'idle' ? s : undefined;
   }, `${card.sessionId} idle`);
-  expect(session.transcript).toContainEqual(expect.objectContaining({ role: 'tool', text: RESULT, cardId: card.id }));
-  expect(session.transcript?.at(-1)).toMatchObject({ role: 'assistant', text: `Thanks — I will go with: ${RESULT}` });
+  expect(session.transcript).toContainEqual(expect.objectContaining({ role: 'tool', text: result, cardId: card.id }));
+  expect(session.transcript?.at(-1)).toMatchObject({ role: 'assistant', text: `Thanks — I will go with: ${result}` });
   return session;
 }
 
@@ -118,13 +118,21 @@ describe('askrelay demo', { timeout: 60_000 }, () => {
     await interrupt(demo);
   });
 
-  it('with Claude Code: four cards (claude and deepseek on both engines) within 15 s', async () => {
+  it('with the agent runtimes: six cards (claude and deepseek on both engines, copilot and openai) within 20 s', async () => {
     const started = Date.now();
     const demo = await startDemo(['--port', '0']);
-    const cards = await pendingCards(demo, 4, 15_000);
-    expect(Date.now() - started).toBeLessThan(20_000);
-    expect(cards.map((c) => `${c.provider}/${c.engine}`).sort()).toEqual(['claude/code', 'claude/messages', 'deepseek/code', 'deepseek/messages']);
+    const cards = await pendingCards(demo, 6, 20_000);
+    expect(Date.now() - started).toBeLessThan(25_000);
+    expect(cards.map((c) => `${c.provider}/${c.engine}`).sort()).toEqual([
+      'claude/code',
+      'claude/messages',
+      'copilot/sdk',
+      'deepseek/code',
+      'deepseek/messages',
+      'openai/sdk',
+    ]);
     await answerAndSeeIdle(demo, cards.find((c) => c.provider === 'claude' && c.engine === 'code')!);
+    await answerAndSeeIdle(demo, cards.find((c) => c.provider === 'openai')!, 'User selected: SQLite');
     await interrupt(demo);
   });
 
