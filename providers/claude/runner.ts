@@ -1,4 +1,4 @@
-import type { Runner, RunnerContext, RunnerFactory } from '../../src/sessions/runner.js';
+import { missingKeyRunner, type Runner, type RunnerContext, type RunnerFactory } from '../../src/sessions/runner.js';
 import { codeEngine } from './engine-code.js';
 import { messagesEngine } from './engine-messages.js';
 
@@ -25,12 +25,8 @@ export function anthropicRunner(vars: AnthropicEndpointVars): RunnerFactory {
         apiKey,
         model: ctx.session.model || vars.defaultModel,
       };
-      const engine = ctx.session.engine === 'messages' ? messagesEngine(ctx, endpoint) : codeEngine(ctx, endpoint);
-      if (apiKey) return engine;
-      const missing = async () => {
-        throw new Error(`${vars.apiKeyVar} is not set: ${vars.name} sessions need it (and ${vars.baseUrlVar} for another endpoint).`);
-      };
-      return { start: missing, send: missing, stop: engine.stop };
+      if (!apiKey) return missingKeyRunner(vars);
+      return ctx.session.engine === 'messages' ? messagesEngine(ctx, endpoint) : codeEngine(ctx, endpoint);
     },
   };
 }

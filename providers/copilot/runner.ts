@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import { CopilotClient, RuntimeConnection, type CopilotSession } from '@github/copilot-sdk';
 import { relayGuidance } from '../../src/sessions/guidance.js';
-import type { Runner, RunnerContext, RunnerFactory } from '../../src/sessions/runner.js';
+import { missingKeyRunner, type Runner, type RunnerContext, type RunnerFactory } from '../../src/sessions/runner.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult } from './adapter.js';
 import { formCardDraft, formResult } from './form.js';
 import type { PermissionRequest } from './approvals.js';
@@ -30,10 +30,7 @@ export function copilotRunner(vars: CopilotEndpointVars): RunnerFactory {
     create(ctx) {
       const baseUrl = ctx.env[vars.baseUrlVar];
       if (vars.byokRequired && !ctx.env[vars.apiKeyVar]) {
-        const missing = async () => {
-          throw new Error(`${vars.apiKeyVar} is not set: ${vars.name} sessions need it (and ${vars.baseUrlVar} for another endpoint).`);
-        };
-        return { start: missing, send: missing, stop: async () => {} };
+        return missingKeyRunner(vars);
       }
       const provider = baseUrl || vars.byokRequired
         ? { type: 'openai' as const, baseUrl: baseUrl || 'https://api.openai.com/v1', apiKey: ctx.env[vars.apiKeyVar] ?? '' }

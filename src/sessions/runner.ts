@@ -45,3 +45,11 @@ export interface RunnerFactory {
   defaultModel(env: NodeJS.ProcessEnv): string;
   create(ctx: RunnerContext): Runner;
 }
+
+/** A runner for a provider that is not configured: every turn fails with one clear sentence. */
+export function missingKeyRunner(provider: { name: string; apiKeyVar: string; baseUrlVar: string }): Runner {
+  const fail = async () => {
+    throw new Error(`${provider.apiKeyVar} is not set: ${provider.name} sessions need it (and ${provider.baseUrlVar} for another endpoint).`);
+  };
+  return { start: fail, send: fail, stop: async () => {} };
+}
