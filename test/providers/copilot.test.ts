@@ -30,6 +30,8 @@ const CALLS: Record<string, unknown> = {
   multiNone: { question: 'Which colors?', multi_select: true },
   classic: { question: 'Which color?', choices: COLORS },
   classicFree: { question: 'Which color?', choices: COLORS },
+  copilotSdk: { question: 'Which color?', choices: COLORS },
+  copilotExtension: { question: 'Which color?', choices: COLORS },
 };
 
 function model(request: ChatRequest): ScriptedChatReply {
@@ -47,7 +49,14 @@ let home: string;
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'askrelay-copilot-home-'));
   fake = await startOpenAIServer({ model });
-  const env = { OPENAI_BASE_URL: fake.url, OPENAI_API_KEY: 'sk-test', HOME: home, ASKRELAY_WORKDIR: home };
+  const env = {
+    OPENAI_BASE_URL: fake.url,
+    OPENAI_API_KEY: 'sk-test',
+    COPILOT_PROVIDER_BASE_URL: fake.url,
+    COPILOT_PROVIDER_API_KEY: 'copilot-byok',
+    HOME: home,
+    ASKRELAY_WORKDIR: home,
+  };
   [relay, quick] = await Promise.all([startTestRelay(env), startTestRelay({ ...env, ASKRELAY_WAIT: '300ms', ASKRELAY_WAIT_EXTENSION: '300ms' })]);
 });
 afterAll(async () => {
@@ -147,5 +156,16 @@ describe('extension engine: Copilot\'s own ask_user passes through', () => {
     expect(card).toMatchObject({ engine: 'extension', origin: 'native', tool: 'ask_user' });
     expect(Date.parse(card.expiresAt) - Date.parse(card.createdAt)).toBe(2 * 3600_000);
     expect(read).toBe(expected);
+  });
+});
+
+describe('provider copilot with a BYOK provider (COPILOT_PROVIDER_BASE_URL)', () => {
+  it.concurrent.each(['sdk', 'extension'])('the %s engine asks and reads Copilot\'s format', async (engine) => {
+    const name = engine === 'sdk' ? 'copilotSdk' : 'copilotExtension';
+    const { card, read } = await ask(name, { q1: { selected: ['Red'] } }, { provider: 'copilot', engine });
+    expect(card).toMatchObject({ provider: 'copilot', engine });
+    expect(read).toBe('User selected: Red');
+    const sent = fake.requests.filter((r) => r.headers.authorization === 'Bearer copilot-byok');
+    expect(sent.length).toBeGreaterThanOrEqual(2);
   });
 });
