@@ -3,6 +3,7 @@ import type { RunnerFactory } from '../src/sessions/runner.js';
 import { claudeRunner } from './claude/index.js';
 import { copilotProvider } from './copilot/index.js';
 import { deepseekRunner } from './deepseek/index.js';
+import { grokProvider } from './grok/index.js';
 import { openaiProvider } from './openai/index.js';
 
 // Every provider the relay can run sessions on. Only the composition root (src/start.ts)
@@ -12,4 +13,5 @@ export const PROVIDERS: Partial<Record<ProviderId, RunnerFactory>> = {
   deepseek: deepseekRunner,
   copilot: copilotProvider,
   openai: openaiProvider,
+  grok: grokProvider,
 };

@@ -3,7 +3,7 @@ import { RelayModeSchema } from '../cards/model.js';
 
 // A session is one agent conversation the relay runs on a provider.
 
-export const ProviderIdSchema = z.enum(['claude', 'deepseek', 'copilot', 'openai']);
+export const ProviderIdSchema = z.enum(['claude', 'deepseek', 'copilot', 'openai', 'grok']);
 export type ProviderId = z.infer<typeof ProviderIdSchema>;
 
 /**
