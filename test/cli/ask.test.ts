@@ -97,12 +97,10 @@ describe.concurrent('askrelay ask', { timeout: 60_000 }, () => {
   });
 
   it('exits 2 with a clear line when the card expires unanswered', async () => {
-    const started = Date.now();
     const run = await ask('Anyone there?', '--choice', 'Yes', '--choice', 'No', '--wait', '500ms');
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/askrelay ask: nobody answered card c_\w+ before it expired at \S+Z\./);
-    expect(Date.now() - started).toBeLessThan(10_000);
   });
 
   it('--json still prints the expired card, and exits 2', async () => {
