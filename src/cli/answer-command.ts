@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { Answer, Card, Question } from '../cards/model.js';
+import { parseReply } from '../cards/reply-parser.js';
 import { readValues } from './answer-values.js';
 import { RelayClient, findRelay } from './client.js';
 import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags } from './flags.js';
@@ -8,15 +9,18 @@ import { answerText } from './format.js';
 export const ANSWER_HELP = `askrelay answer — answer a card
 
 Usage: askrelay answer <card-id> <value>... [--text T] [--json] [--url URL]
+       askrelay answer <card-id> <line>... [--json]            (several questions)
        askrelay answer <card-id> --answer <question>=<value> [--answer ...] [--json]
 
   <value>          an option, by its number (as "askrelay cards" shows it) or its label
-                   (any case); several values pick several options on a multi-select
-                   question. A value that matches no option is typed text: quote it.
+                   (any case); "1, 3" (or 1 3) picks several options on a multi-select
+                   question, split on "," ";" or newline. Anything else is typed text:
+                   quote it. URLs, paths and times like 14:30 are never split.
+  <line>           on a card with several questions, one value per question in order,
+                   or keyed: "db: sqlite", "langs = 1, 3", "Header: …", "2: …"
   --text T         typed text to send with (or instead of) the picked options
-  --answer Q=V     the answer to question Q (its id, header or number) of a card with
-                   several questions; V is read like a value, options separated by ","
-                   on a multi-select question. Repeat for each question.
+  --answer Q=V     the answer to question Q (its id, header or number); V is read like
+                   a value. Repeat for each question.
   --json           print the answered card as JSON
 
 Prints "Answered <id>: <answer>". Exit status 0 when the relay took the answer
@@ -34,8 +38,20 @@ function findQuestion(card: Card, key: string): Question {
   return q;
 }
 
-/** Builds the answer from positional values, --text and --answer pairs. */
+/**
+ * Builds the answer from positional values, --text and --answer pairs, all read by the
+ * plain-text reply parser. On a card with several questions the values are the reply's
+ * lines (one per question, or keyed: "db: sqlite").
+ */
 export function buildAnswer(card: Card, values: string[], text: string | undefined, pairs: string[]): Answer {
+  const several = card.questions.length !== 1;
+  if (several && (text !== undefined || (values.length && pairs.length))) {
+    throw new UsageError(
+      `card ${card.id} has ${card.questions.length} questions; answer with one line per question ("askrelay answer ${card.id} 'db: 1' 'name: x'") or with --answer <question>=<value> for each, not both${text !== undefined ? ', and without --text' : ''} (questions: ${card.questions.map((q) => q.id).join(', ')}).`,
+    );
+  }
+  if (several && values.length) return parseReply(card, values.join('\n'));
+
   const byQuestion = new Map<Question, string[]>();
   for (const pair of pairs) {
     const eq = pair.indexOf('=');
@@ -44,18 +60,13 @@ export function buildAnswer(card: Card, values: string[], text: string | undefin
     byQuestion.set(q, [...(byQuestion.get(q) ?? []), pair.slice(eq + 1)]);
   }
   if (values.length || text !== undefined) {
-    if (card.questions.length !== 1) {
-      throw new UsageError(
-        `card ${card.id} has ${card.questions.length} questions; answer each with --answer <question>=<value> (questions: ${card.questions.map((q) => q.id).join(', ')}).`,
-      );
-    }
     const q = card.questions[0];
     byQuestion.set(q, [...(byQuestion.get(q) ?? []), ...values]);
   }
   if (byQuestion.size === 0) throw new UsageError('give the answer: askrelay answer <card-id> <value>... (see --help).');
   const answer: Answer = {};
   for (const [q, qValues] of byQuestion) {
-    answer[q.id] = readValues(q, qValues, card.questions.length === 1 ? text : undefined);
+    answer[q.id] = readValues(card, q, qValues, several ? undefined : text);
   }
   return answer;
 }

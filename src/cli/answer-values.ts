@@ -1,40 +1,29 @@
-import type { AnswerEntry, Question } from '../cards/model.js';
+import type { AnswerEntry, Card, Question } from '../cards/model.js';
+import { parseEntry } from '../cards/reply-parser.js';
 
-// Reading what someone typed as the answer to one question. Kept in this one function on
-// purpose: a full plain-text parser will replace it.
+// Reading what someone typed at the terminal as the answer to one question, through the
+// plain-text reply parser (src/cards/reply-parser.ts) that every surface shares.
+
+const isOption = (q: Question, value: string): boolean => {
+  const v = value.trim().toLowerCase();
+  if (q.options.some((o) => o.label.trim().toLowerCase() === v)) return true;
+  return /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= q.options.length;
+};
 
 /**
- * Each value is an option when it is an option's label (case-insensitive) or its 1-based
- * number; on a multi-select question a value may also list options separated by ",".
- * Several values that together spell one label pick that label. Everything else is free
- * text, joined with spaces, followed by `text`.
+ * The shell's words as one reply text: several values that are each an option (number or
+ * label) are a list ("3 red" → "3, red"); otherwise they are one phrase joined with
+ * spaces ("use sqlite" → "use sqlite", "not sure" → "not sure").
  */
-export function readValues(question: Question, values: string[], text?: string): AnswerEntry {
-  const match = (value: string): string | undefined => {
-    const v = value.trim();
-    const byLabel = question.options.find((o) => o.label.toLowerCase() === v.toLowerCase());
-    if (byLabel) return byLabel.label;
-    const n = /^\d+$/.test(v) ? Number(v) : NaN;
-    return n >= 1 && n <= question.options.length ? question.options[n - 1].label : undefined;
-  };
+export function valuesText(question: Question, values: string[]): string {
+  const list = values.length > 1 && values.every((v) => isOption(question, v));
+  return values.map((v) => v.trim()).join(list ? ', ' : ' ');
+}
 
-  const selected: string[] = [];
-  const words: string[] = [];
-  const whole = values.length > 1 ? match(values.join(' ')) : undefined;
-  for (const value of whole ? [whole] : values) {
-    const label = match(value);
-    if (label) {
-      selected.push(label);
-      continue;
-    }
-    const parts = question.multiSelect && value.includes(',') ? value.split(',').map((p) => p.trim()).filter(Boolean) : [];
-    const labels = parts.map(match);
-    if (parts.length && labels.some(Boolean)) {
-      parts.forEach((part, i) => (labels[i] ? selected.push(labels[i]!) : words.push(part)));
-    } else if (value.trim()) {
-      words.push(value.trim());
-    }
-  }
-  const typed = [...words, ...(text?.trim() ? [text.trim()] : [])].join(' ');
-  return typed ? { selected, text: typed } : { selected };
+/** The answer to one question from its values, read by the reply parser, followed by `text` (--text). */
+export function readValues(card: Card, question: Question, values: string[], text?: string): AnswerEntry {
+  const extra = text?.trim() || undefined;
+  const entry: AnswerEntry = values.length ? parseEntry(card, question, valuesText(question, values)) : { selected: [] };
+  if (!extra) return entry;
+  return { ...entry, text: entry.text ? `${entry.text} ${extra}` : extra };
 }

@@ -1,12 +1,14 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { AnswerSchema, CardInputSchema, CardStatusSchema } from '../cards/model.js';
+import { parseReply } from '../cards/reply-parser.js';
 import { RelayError } from '../errors.js';
 import type { Relay } from '../relay/relay.js';
 import type { AuthEnv } from './auth.js';
 import { readJson } from './http.js';
 
 const AnswerBodySchema = z.object({ answers: AnswerSchema });
+const ReplyBodySchema = z.object({ text: z.string() });
 const ListQuerySchema = z.object({
   status: CardStatusSchema.optional(),
   sessionId: z.string().min(1).optional(),
@@ -52,6 +54,22 @@ export function cardRoutes(relay: Relay) {
     });
     const key = c.req.header('idempotency-key')?.trim() || undefined;
     return c.json(relay.answer(id, body.answers, { idempotencyKey: key, by: human(c.get('surface')) }));
+  });
+
+  // What a person typed, read with the plain-text rules (reply-parser.ts), then answered
+  // exactly like /answer.
+  app.post('/:id/reply', async (c) => {
+    const id = c.req.param('id');
+    const body = await readJson(c, ReplyBodySchema).catch((err: unknown) => {
+      relay.get(id); // an unknown card is 404 before anything about the body
+      throw err;
+    });
+    const card = relay.get(id);
+    const by = human(c.get('surface'));
+    const key = c.req.header('idempotency-key')?.trim() || undefined;
+    // A closed card refuses (410) before its text is read; relay.answer says so.
+    if (card.status !== 'pending' && card.status !== 'answered') return c.json(relay.answer(id, {}, { by }));
+    return c.json(relay.answer(id, parseReply(card, body.text), { idempotencyKey: key, by }));
   });
 
   app.post('/:id/skip', (c) => c.json(relay.skip(c.req.param('id'), human(c.get('surface')))));

@@ -131,9 +131,16 @@ describe.concurrent('askrelay answer', { timeout: 60_000 }, () => {
       ],
       waitSeconds: 3600,
     });
+    // Changed with the reply parser: positional values are the reply's lines, so one line
+    // for three questions names the first question left without an answer.
     const without = await run('answer', card.id, '1');
     expect(without.code).toBe(1);
-    expect(without.stderr).toContain(`askrelay answer: card ${card.id} has 3 questions; answer each with --answer <question>=<value> (questions: db, langs, name)`);
+    expect(without.stderr).toBe(
+      'askrelay answer: Question "langs" (Languages?) has no answer; the reply has 1 line for 3 questions: give one line per question, or key each line ("db: …") (questions: db, langs, name).\n',
+    );
+    const both = await run('answer', card.id, '1', '--answer', 'langs=1');
+    expect(both.code).toBe(1);
+    expect(both.stderr).toContain(`askrelay answer: card ${card.id} has 3 questions; answer with one line per question`);
 
     const unknown = await run('answer', card.id, '--answer', 'nope=1');
     expect(unknown.code).toBe(1);
@@ -146,6 +153,24 @@ describe.concurrent('askrelay answer', { timeout: 60_000 }, () => {
       langs: { selected: ['TS', 'Rust'] },
       name: { selected: [], text: 'askrelay' },
     });
+  });
+
+  it('reads "1, 3" with the reply parser, and several questions as lines, keyed or in order', async () => {
+    const card = await colors();
+    expect(await run('answer', card.id, '1, 3')).toMatchObject({ code: 0, stdout: `Answered ${card.id}: Red, Blue\n` });
+
+    const questions = {
+      questions: [
+        { id: 'db', header: 'Database', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] },
+        { id: 'when', text: 'When?' },
+      ],
+      waitSeconds: 3600,
+    };
+    const inOrder = await create(questions);
+    expect(await run('answer', inOrder.id, 'sqlite', '14:30')).toMatchObject({ code: 0, stdout: `Answered ${inOrder.id}:\n  db: SQLite\n  when: 14:30\n` });
+    const keyed = await create(questions);
+    expect((await run('answer', keyed.id, 'when = https://example.org/a,b\nDATABASE: 1')).code).toBe(0);
+    expect((await stored(keyed.id)).answer).toEqual({ db: { selected: ['PostgreSQL'] }, when: { selected: [], text: 'https://example.org/a,b' } });
   });
 
   it('--json prints the answered card', async () => {

@@ -1,0 +1,189 @@
+import { describe, expect, it } from 'vitest';
+import { normalizeQuestions } from '../../src/cards/draft.js';
+import type { Card, QuestionInput } from '../../src/cards/model.js';
+import { parseReply } from '../../src/cards/reply-parser.js';
+import { RelayError } from '../../src/errors.js';
+
+// Golden tests for the plain-text reply parser (OpenClaw's rules, DESIGN.md).
+
+function card(questions: QuestionInput[], selectSeveral = false): Card {
+  return {
+    id: 'c_1',
+    sessionId: null,
+    provider: 'api',
+    tool: 'cards',
+    origin: 'relay',
+    kind: 'question',
+    layout: 'steps',
+    questions: normalizeQuestions(questions, 'steps'),
+    selectSeveral,
+    relayMode: 'autopilot',
+    status: 'pending',
+    createdAt: '2026-01-01T00:00:00.000Z',
+    expiresAt: '2026-01-01T08:00:00.000Z',
+  };
+}
+
+const db = card([{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite', 'Use MySQL'] }]);
+const colors = card([{ text: 'Colors?', options: ['Red', 'Green', 'Blue'], multiSelect: true }]);
+const spices = card([{ text: 'Spices?', options: ['Salt, pepper', 'Oil', 'Vinegar'], multiSelect: true }]);
+const strict = card([{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite'], freeText: false }]);
+const setup = card([
+  { id: 'db', header: 'Database', text: 'Which DB?', options: ['PostgreSQL', 'SQLite'] },
+  { id: 'langs', header: 'Languages', text: 'Languages?', options: ['TS', 'Go', 'Rust'], multiSelect: true },
+  { id: 'name', text: 'Project name?' },
+]);
+
+function refusal(c: Card, text: string): string {
+  try {
+    parseReply(c, text);
+  } catch (err) {
+    expect(err).toBeInstanceOf(RelayError);
+    expect((err as RelayError).code).toBe('invalid_answer');
+    return (err as RelayError).message;
+  }
+  throw new Error(`"${text}" was parsed`);
+}
+
+describe('parseReply, one question', () => {
+  it.each([
+    ['2', ['SQLite']],
+    [' 1 ', ['PostgreSQL']],
+    ['sqlite', ['SQLite']],
+    ['POSTGRESQL', ['PostgreSQL']],
+    ['  use mysql  ', ['Use MySQL']],
+  ])('%j picks %j', (text, selected) => {
+    expect(parseReply(db, text)).toEqual({ q1: { selected } });
+  });
+
+  it('prefers a label that is a number over the option of that number', () => {
+    const numbers = card([{ text: 'How many?', options: ['3', '1', '2'] }]);
+    expect(parseReply(numbers, '3')).toEqual({ q1: { selected: ['3'] } });
+  });
+
+  it('makes anything else free text, trimmed, with its commas and newlines', () => {
+    expect(parseReply(db, '  MySQL, if we must ')).toEqual({ q1: { selected: [], text: 'MySQL, if we must' } });
+    expect(parseReply(db, '4')).toEqual({ q1: { selected: [], text: '4' } });
+    expect(parseReply(db, 'not sure\nask Sam')).toEqual({ q1: { selected: [], text: 'not sure\nask Sam' } });
+    expect(parseReply(db, 'SQLite, probably')).toEqual({ q1: { selected: [], text: 'SQLite, probably' } });
+    const open = card([{ text: 'Project name?' }]);
+    expect(parseReply(open, '1')).toEqual({ q1: { selected: [], text: '1' } });
+  });
+
+  it('refuses free text on a question that takes only its options, naming them', () => {
+    expect(refusal(strict, 'MySQL')).toBe('"MySQL" is not an option of question "q1"; answer with a number or a label: 1) PostgreSQL, 2) SQLite.');
+    expect(refusal(strict, '3')).toContain('1) PostgreSQL, 2) SQLite');
+  });
+
+  it('refuses an empty reply', () => {
+    expect(refusal(db, '  \n ')).toBe('The reply is empty: give a number, a label or some text.');
+  });
+
+  it('refuses a list of options on a single-choice question, unless the card selects several', () => {
+    expect(refusal(db, '1, 2')).toBe('Question "q1" takes one choice; 2 were picked.');
+    const several = card([{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite', 'Use MySQL'] }], true);
+    expect(parseReply(several, '3; postgresql')).toEqual({ q1: { selected: ['PostgreSQL', 'Use MySQL'] } });
+    // Not clearly a list of options: free text.
+    expect(parseReply(several, 'SQLite, or maybe not')).toEqual({ q1: { selected: [], text: 'SQLite, or maybe not' } });
+  });
+});
+
+describe('parseReply, multi-select', () => {
+  it.each([
+    ['1, 3', ['Red', 'Blue']],
+    ['red;BLUE', ['Red', 'Blue']],
+    ['green\n1', ['Red', 'Green']],
+    ['3,1,3', ['Red', 'Blue']],
+    ['Blue', ['Blue']],
+    [' 2 , ', ['Green']],
+  ])('%j picks %j (in option order, once each)', (text, selected) => {
+    expect(parseReply(colors, text)).toEqual({ q1: { selected } });
+  });
+
+  it('keeps the parts that are no option as free text', () => {
+    expect(parseReply(colors, 'Red, teal')).toEqual({ q1: { selected: ['Red'], text: 'teal' } });
+    expect(parseReply(colors, '1; teal\nand a bit of 2; mauve')).toEqual({ q1: { selected: ['Red'], text: 'teal, and a bit of 2, mauve' } });
+    expect(parseReply(colors, 'none of them, sorry')).toEqual({ q1: { selected: [], text: 'none of them, sorry' } });
+  });
+
+  it('reads a label that itself contains a comma, whole or within a list', () => {
+    expect(parseReply(spices, 'salt, pepper')).toEqual({ q1: { selected: ['Salt, pepper'] } });
+    expect(parseReply(spices, 'Oil; salt, pepper')).toEqual({ q1: { selected: ['Salt, pepper', 'Oil'] } });
+    expect(parseReply(spices, '1, 3')).toEqual({ q1: { selected: ['Salt, pepper', 'Vinegar'] } });
+  });
+
+  it('never splits a URL or a path', () => {
+    const urls = card([{ text: 'Sources?', options: ['Docs', 'Wiki'], multiSelect: true }]);
+    expect(parseReply(urls, 'Docs, https://example.org/a,b;c?x=1')).toEqual({ q1: { selected: ['Docs'], text: 'https://example.org/a,b;c?x=1' } });
+    expect(parseReply(urls, 'https://example.org/a,b, wiki')).toEqual({ q1: { selected: ['Wiki'], text: 'https://example.org/a,b' } });
+    expect(parseReply(urls, '/srv/a,b;c, 1')).toEqual({ q1: { selected: ['Docs'], text: '/srv/a,b;c' } });
+    expect(parseReply(urls, 'C:\\data\\x,y;2')).toEqual({ q1: { selected: [], text: 'C:\\data\\x,y;2' } });
+  });
+
+  it('refuses leftover text on a multi-select question without free text', () => {
+    const only = card([{ text: 'Colors?', options: ['Red', 'Green'], multiSelect: true, freeText: false }]);
+    expect(refusal(only, 'red, teal')).toBe('"teal" is not an option of question "q1"; answer with a number or a label: 1) Red, 2) Green.');
+  });
+});
+
+describe('parseReply, several questions', () => {
+  const expected = {
+    db: { selected: ['SQLite'] },
+    langs: { selected: ['TS', 'Rust'] },
+    name: { selected: [], text: 'askrelay' },
+  };
+
+  it('takes one line per question, in order', () => {
+    expect(parseReply(setup, 'sqlite\n1, rust\naskrelay')).toEqual(expected);
+    expect(parseReply(setup, '\n  2\r\n1;3\n\naskrelay  \n')).toEqual(expected);
+  });
+
+  it('takes keyed lines by id, header (any case) or number, with ":" or "=", in any order', () => {
+    expect(parseReply(setup, 'name: askrelay\nlangs = 1, rust\ndb: 2')).toEqual(expected);
+    expect(parseReply(setup, 'DATABASE: sqlite\nLanguages=TS;3\n3: askrelay')).toEqual(expected);
+    expect(parseReply(setup, '1=SQLite\n2: ts\n  rust\nname: askrelay')).toEqual(expected);
+  });
+
+  it('continues a keyed value on the lines below it and keeps ":" inside values', () => {
+    expect(parseReply(setup, 'db: 2\nlangs: 1\nname: my project\nsecond line: still the name')).toEqual({
+      db: { selected: ['SQLite'] },
+      langs: { selected: ['TS'] },
+      name: { selected: [], text: 'my project\nsecond line: still the name' },
+    });
+  });
+
+  it('never takes a URL, a path or a time as a key', () => {
+    const when = card([
+      { id: 'when', text: 'When?' },
+      { id: 'where', text: 'Where?' },
+      { id: 'c', header: 'C', text: 'Which drive?' },
+    ]);
+    expect(parseReply(when, '14:30\nhttps://example.org/x:1\nC:\\Users\\me')).toEqual({
+      when: { selected: [], text: '14:30' },
+      where: { selected: [], text: 'https://example.org/x:1' },
+      c: { selected: [], text: 'C:\\Users\\me' },
+    });
+    expect(parseReply(when, '1: 2:30\nwhere = /usr/bin:x\nc: D:/data')).toEqual({
+      when: { selected: [], text: '2:30' },
+      where: { selected: [], text: '/usr/bin:x' },
+      c: { selected: [], text: 'D:/data' },
+    });
+    const one = card([{ id: 'c', header: 'C', text: 'Path?' }]);
+    expect(parseReply(one, 'C:\\temp')).toEqual({ c: { selected: [], text: 'C:\\temp' } });
+    expect(parseReply(one, 'c: C:\\temp')).toEqual({ c: { selected: [], text: 'C:\\temp' } });
+  });
+
+  it('names the question that got no answer', () => {
+    expect(refusal(setup, '1')).toBe(
+      'Question "langs" (Languages?) has no answer; the reply has 1 line for 3 questions: give one line per question, or key each line ("db: …") (questions: db, langs, name).',
+    );
+    expect(refusal(setup, 'db: 1\nname: x')).toBe('Question "langs" (Languages?) has no answer; add a line for it ("<id>: …") (questions: db, langs, name).');
+    expect(refusal(setup, 'db: 1\nlangs:\nname: x')).toContain('Question "langs" (Languages?) has no answer');
+  });
+
+  it('refuses extra lines, a line before any key, and a bad value with the question named', () => {
+    expect(refusal(setup, '1\n2\n3\n4')).toBe('The reply has 4 lines for 3 questions: give one line per question, or key each line ("db: …").');
+    expect(refusal(setup, 'sqlite\nlangs: 1\nname: x')).toContain('The line "sqlite" names no question');
+    expect(refusal(setup, 'db: 1, 2\nlangs: 1\nname: x')).toBe('Question "db" takes one choice; 2 were picked.');
+  });
+});
