@@ -6,6 +6,7 @@ import { login, logout, requireToken } from './auth.js';
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
+import { mcpRoute, mcpTimingFromEnv, type McpRouteOptions } from './mcp-route.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
 
@@ -13,9 +14,11 @@ export interface AppOptions {
   relay: Relay;
   sessions: SessionManager;
   token: string;
+  /** /mcp timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
+  mcp?: McpRouteOptions;
 }
 
-export function createApp({ relay, sessions, token }: AppOptions) {
+export function createApp({ relay, sessions, token, mcp }: AppOptions) {
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
@@ -27,6 +30,8 @@ export function createApp({ relay, sessions, token }: AppOptions) {
   app.route('/api/cards', cardRoutes(relay));
   app.route('/api/sessions', sessionRoutes(sessions));
   app.get('/api/events', eventsRoute(relay.events));
+  app.use('/mcp', requireToken(token));
+  app.all('/mcp', mcpRoute(relay, mcp ?? { timing: mcpTimingFromEnv(process.env) }));
 
   webPage(app);
   return app;

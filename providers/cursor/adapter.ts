@@ -1,0 +1,144 @@
+import { createHash } from 'node:crypto';
+import { isOtherOption } from '../../src/cards/draft.js';
+import type { Card, CardDraft, RelayMode } from '../../src/cards/model.js';
+import { ASK_USER, AskUserInputSchema, MAX_OPTIONS, MIN_OPTIONS, type AskUserInput } from './tool.js';
+
+// Pure translations between the Cursor dialect of ask_user and cards:
+// tool arguments → card draft (or one sentence naming the bad field), and
+// closed card → the tool result (text + structuredContent). No I/O here.
+
+export const PROVIDER = 'cursor';
+
+export type CardDraftResult = { ok: true; input: AskUserInput; draft: CardDraft } | { ok: false; error: string };
+
+export interface AnswerLine {
+  question: string;
+  header?: string;
+  selected: string[];
+  text?: string;
+}
+
+export interface StructuredResult {
+  status: 'answered' | 'skipped' | 'expired' | 'cancelled';
+  cardId: string;
+  answers: AnswerLine[];
+}
+
+export interface ToolResult {
+  content: { type: 'text'; text: string }[];
+  structuredContent: StructuredResult & Record<string, unknown>;
+  isError?: boolean;
+}
+
+export interface ToolError {
+  content: { type: 'text'; text: string }[];
+  isError: true;
+}
+
+/** `questions[1].options[2].label` from a zod issue path. */
+function fieldPath(path: PropertyKey[]): string {
+  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '');
+}
+
+export function toCardDraft(raw: unknown): CardDraftResult {
+  const parsed = AskUserInputSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    const path = fieldPath(issue.path);
+    return { ok: false, error: `${path || 'The arguments'} ${issue.message}` };
+  }
+  const input = parsed.data;
+  for (const [qi, q] of input.questions.entries()) {
+    const where = `questions[${qi}]`;
+    const options = q.options ?? [];
+    if (options.length === 1) return { ok: false, error: `${where}.options has 1 entry; give ${MIN_OPTIONS}-${MAX_OPTIONS}, or leave options out for a free-text question.` };
+    const seen = new Set<string>();
+    for (const [oi, option] of options.entries()) {
+      if (isOtherOption(option.label)) {
+        return { ok: false, error: `${where}.options[${oi}] "${option.label}" is not allowed: the user can always type their own answer, so leave out "Other".` };
+      }
+      const key = option.label.toLowerCase();
+      if (seen.has(key)) return { ok: false, error: `${where}.options has the label "${option.label}" twice; labels must be unique within a question.` };
+      seen.add(key);
+    }
+    if (q.multiSelect && options.length === 0) return { ok: false, error: `${where}.multiSelect needs options to pick from; give ${MIN_OPTIONS}-${MAX_OPTIONS}.` };
+  }
+  return {
+    ok: true,
+    input,
+    draft: {
+      provider: PROVIDER,
+      tool: ASK_USER,
+      origin: 'relay',
+      kind: 'question',
+      layout: 'steps',
+      selectSeveral: false,
+      questions: input.questions.map((q, i) => ({
+        id: `q${i + 1}`,
+        ...(q.header ? { header: q.header } : {}),
+        text: q.question,
+        options: (q.options ?? []).map((o) => (o.description ? { label: o.label, description: o.description } : { label: o.label })),
+        multiSelect: q.multiSelect ?? false,
+        freeText: true,
+      })),
+    },
+  };
+}
+
+/**
+ * The tool call id a card is keyed by (the card id is derived from it): the MCP session,
+ * the JSON-RPC request id and the arguments. Re-sending the same call in the same session
+ * re-attaches to the card; any other call is a new card.
+ */
+export function toolCallIdFor(mcpSessionId: string | undefined, requestId: string | number, args: unknown): string {
+  const argsHash = createHash('sha256').update(JSON.stringify(args ?? null)).digest('hex').slice(0, 16);
+  return `mcp:${mcpSessionId ?? '-'}:${typeof requestId}:${String(requestId)}:${argsHash}`;
+}
+
+const modeSentence = (mode: RelayMode) =>
+  mode === 'autopilot'
+    ? 'Proceed with your best judgement and say what you assumed.'
+    : "Stop here and wait for the user's next message; do not guess.";
+
+/** The closing sentence when nobody answered; undefined for an answered card. */
+export function noAnswerSentence(card: Card): string | undefined {
+  if (card.status === 'skipped') return `The user declined to answer. ${modeSentence(card.relayMode)}`;
+  if (card.status === 'expired') return `Nobody answered within the wait. ${modeSentence(card.relayMode)}`;
+  if (card.status === 'cancelled') return 'The question was cancelled before anyone answered.';
+  return undefined;
+}
+
+/** One answer as it reads on its line: labels, free text, or "(no answer)". */
+function answerText(line: AnswerLine): string {
+  const parts: string[] = [];
+  if (line.selected.length) parts.push(line.selected.join(', '));
+  if (line.text !== undefined && line.text.trim() !== '') parts.push(`(free text) ${line.text.replace(/\r?\n/g, '\n  ')}`);
+  return parts.length ? parts.join('; ') : '(no answer)';
+}
+
+/** The result of a closed card: every question with its answer, as text and as structuredContent. */
+export function toToolResult(card: Card): ToolResult {
+  if (card.status === 'pending') throw new Error(`Card ${card.id} is still pending.`);
+  const answered = card.status === 'answered';
+  const answers: AnswerLine[] = card.questions.map((q) => {
+    const entry = answered ? card.answer?.[q.id] : undefined;
+    return {
+      question: q.text,
+      ...(q.header ? { header: q.header } : {}),
+      selected: entry?.selected ?? [],
+      ...(entry?.text !== undefined && entry.text.trim() !== '' ? { text: entry.text } : {}),
+    };
+  });
+  const lines = answers.map((a) => `${a.question} → ${answerText(a)}`);
+  const closing = noAnswerSentence(card);
+  if (closing) lines.push(closing);
+  return {
+    content: [{ type: 'text', text: lines.join('\n') }],
+    structuredContent: { status: card.status, cardId: card.id, answers },
+  };
+}
+
+/** A call the relay could not take: the model reads one sentence naming the field. */
+export function toToolError(message: string): ToolError {
+  return { content: [{ type: 'text', text: message }], isError: true };
+}

@@ -1,0 +1,197 @@
+import { randomUUID } from 'node:crypto';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Handler } from 'hono';
+import {
+  ASK_USER,
+  ASK_USER_DESCRIPTION,
+  ASK_USER_INPUT_SCHEMA,
+  ASK_USER_OUTPUT_SCHEMA,
+  AskUserWaits,
+  DEFAULT_TIMING,
+  type AskUserTiming,
+} from '../../providers/cursor/index.js';
+import { parseDuration } from '../config.js';
+import type { Relay } from '../relay/relay.js';
+import { VERSION } from '../version.js';
+
+// /mcp: askrelay's MCP server over Streamable HTTP (behind the bearer token, see app.ts).
+// Sessions are stateful (Mcp-Session-Id) so that notifications/cancelled reaches the call
+// it cancels; each session is one SDK Server on one transport, kept in memory and dropped
+// after a day without requests. The only tool is ask_user in the Cursor dialect.
+
+export interface McpRouteOptions {
+  timing?: Partial<AskUserTiming>;
+  /** A session with no request and no running call for this long is closed. */
+  sessionIdleMs?: number;
+}
+
+const DEFAULT_IDLE_MS = 24 * 3600 * 1000;
+const MAX_BODY = 1024 * 1024;
+/** Tool arguments that are not an object are carried under this key to the handler, which refuses them. */
+const NON_OBJECT = '__askrelay_non_object_arguments';
+
+/** ASKRELAY_MCP_PROGRESS (default 30s) and ASKRELAY_MCP_GRACE (default 60s). */
+export function mcpTimingFromEnv(env: NodeJS.ProcessEnv): AskUserTiming {
+  return {
+    progressIntervalMs: env.ASKRELAY_MCP_PROGRESS ? parseDuration(env.ASKRELAY_MCP_PROGRESS) : DEFAULT_TIMING.progressIntervalMs,
+    reattachGraceMs: env.ASKRELAY_MCP_GRACE ? parseDuration(env.ASKRELAY_MCP_GRACE) : DEFAULT_TIMING.reattachGraceMs,
+  };
+}
+
+interface McpSession {
+  id?: string;
+  server: Server;
+  transport: WebStandardStreamableHTTPServerTransport;
+  lastSeen: number;
+  active: number;
+  closed: boolean;
+  /** Per running tools/call: aborted when the HTTP request carrying it goes away. */
+  gone: Map<string, AbortController>;
+}
+
+const requestKey = (id: string | number) => `${typeof id}:${id}`;
+
+function jsonRpcError(status: number, code: number, message: string): Response {
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+    status,
+    headers: { 'content-type': 'application/json' },
+  });
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+export function mcpRoute(relay: Relay, options: McpRouteOptions = {}): Handler {
+  const waits = new AskUserWaits(relay, { ...DEFAULT_TIMING, ...options.timing });
+  const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
+  const sessions = new Map<string, McpSession>();
+
+  const sweep = setInterval(() => {
+    const now = Date.now();
+    for (const session of sessions.values()) {
+      if (session.active === 0 && now - session.lastSeen > idleMs) void session.server.close();
+    }
+  }, Math.min(idleMs, 10 * 60 * 1000));
+  sweep.unref();
+
+  async function openSession(): Promise<McpSession> {
+    const server = new Server({ name: 'askrelay', version: VERSION }, { capabilities: { tools: {} } });
+    const session: McpSession = {
+      server,
+      transport: new WebStandardStreamableHTTPServerTransport({
+        sessionIdGenerator: () => randomUUID(),
+        onsessioninitialized: (id) => {
+          session.id = id;
+          sessions.set(id, session);
+        },
+      }),
+      lastSeen: Date.now(),
+      active: 0,
+      closed: false,
+      gone: new Map(),
+    };
+    server.onclose = () => {
+      session.closed = true;
+      if (session.id) sessions.delete(session.id);
+    };
+
+    server.setRequestHandler(ListToolsRequestSchema, () => ({
+      tools: [
+        {
+          name: ASK_USER,
+          title: 'Ask the user',
+          description: ASK_USER_DESCRIPTION,
+          inputSchema: ASK_USER_INPUT_SCHEMA as unknown as { type: 'object'; [key: string]: unknown },
+          outputSchema: ASK_USER_OUTPUT_SCHEMA as unknown as { type: 'object'; [key: string]: unknown },
+          annotations: { readOnlyHint: true, openWorldHint: false },
+        },
+      ],
+    }));
+
+    server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+      if (request.params.name !== ASK_USER) {
+        throw new McpError(ErrorCode.InvalidParams, `There is no tool "${request.params.name}"; this server offers ${ASK_USER}.`);
+      }
+      const key = requestKey(extra.requestId);
+      const gone = session.gone.get(key) ?? new AbortController();
+      const cancelled = new AbortController();
+      // The SDK aborts a call both for notifications/cancelled and when the session closes;
+      // the session is marked closed (onclose) right after its aborts, before this runs.
+      extra.signal.addEventListener('abort', () => queueMicrotask(() => (session.closed ? gone : cancelled).abort()), { once: true });
+      const raw = request.params.arguments;
+      const args = raw && NON_OBJECT in raw ? raw[NON_OBJECT] : raw;
+      session.active += 1;
+      try {
+        const result = await waits.call({
+          arguments: args,
+          mcpSessionId: extra.sessionId,
+          requestId: extra.requestId,
+          progressToken: extra._meta?.progressToken,
+          cancelled: cancelled.signal,
+          gone: gone.signal,
+          progress: (progress, message) =>
+            extra.sendNotification({
+              method: 'notifications/progress',
+              params: { progressToken: extra._meta!.progressToken!, progress, message },
+            }),
+        });
+        return result as CallToolResult;
+      } finally {
+        session.active -= 1;
+        session.lastSeen = Date.now();
+        session.gone.delete(key);
+      }
+    });
+
+    await server.connect(session.transport);
+    return session;
+  }
+
+  return async (c) => {
+    const req = c.req.raw;
+    const sessionId = req.headers.get('mcp-session-id');
+    let session: McpSession;
+    if (sessionId) {
+      const known = sessions.get(sessionId);
+      if (!known) return jsonRpcError(404, -32001, 'Session not found (the relay may have restarted); start a new session.');
+      session = known;
+    } else {
+      // Only an initialize request may come without a session; the transport refuses the rest.
+      session = await openSession();
+    }
+    session.lastSeen = Date.now();
+
+    let parsedBody: unknown;
+    const calls: string[] = [];
+    if (req.method === 'POST') {
+      if (Number(req.headers.get('content-length') ?? 0) > MAX_BODY) return jsonRpcError(413, -32600, 'The body is larger than 1 MB.');
+      const text = await req.text();
+      if (text.length > MAX_BODY) return jsonRpcError(413, -32600, 'The body is larger than 1 MB.');
+      try {
+        parsedBody = JSON.parse(text);
+      } catch {
+        return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON.');
+      }
+      for (const message of Array.isArray(parsedBody) ? parsedBody : [parsedBody]) {
+        if (!isObject(message) || message.method !== 'tools/call' || !isObject(message.params)) continue;
+        const args = message.params.arguments;
+        if (args !== undefined && !isObject(args)) message.params.arguments = { [NON_OBJECT]: args };
+        if (typeof message.id === 'string' || typeof message.id === 'number') {
+          const key = requestKey(message.id);
+          calls.push(key);
+          session.gone.set(key, new AbortController());
+        }
+      }
+      if (calls.length) {
+        req.signal.addEventListener('abort', () => calls.forEach((key) => session.gone.get(key)?.abort()), { once: true });
+      }
+    }
+
+    const response = await session.transport.handleRequest(req, parsedBody !== undefined ? { parsedBody } : undefined);
+    if (response.status !== 200) calls.forEach((key) => session.gone.delete(key));
+    if (!session.id && !session.closed) await session.server.close();
+    return response;
+  };
+}
