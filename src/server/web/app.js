@@ -965,16 +965,17 @@ function showClosedCard(card) {
 // ---------------------------------------------------------------- sessions
 
 const ACTIVE = new Set(['starting', 'running', 'waiting', 'idle', 'stuck']);
-const PROVIDER_NAME = { claude: 'Claude', deepseek: 'DeepSeek', copilot: 'GitHub Copilot', openai: 'OpenAI' };
+const PROVIDER_NAME = { claude: 'Claude', deepseek: 'DeepSeek', copilot: 'GitHub Copilot', openai: 'OpenAI', grok: 'Grok' };
 /** Each provider's engines for POST /api/sessions, its default first. */
 const CLAUDE_ENGINES = ['code', 'messages'];
 const COPILOT_ENGINES = ['sdk', 'extension'];
-const PROVIDER_ENGINES = { claude: CLAUDE_ENGINES, deepseek: CLAUDE_ENGINES, copilot: COPILOT_ENGINES, openai: COPILOT_ENGINES };
+const PROVIDER_ENGINES = { claude: CLAUDE_ENGINES, deepseek: CLAUDE_ENGINES, copilot: COPILOT_ENGINES, openai: COPILOT_ENGINES, grok: ['chat'] };
 const ENGINE_NAME = {
   code: 'Claude Code',
   messages: 'the relay’s own Messages API loop',
   sdk: 'Copilot SDK; askrelay’s ask_user replaces the built-in one',
   extension: 'Copilot SDK; Copilot’s own ask_user passes through',
+  chat: 'Chat Completions; no question tool, Grok asks in its reply',
 };
 const ASK_USER_VARIANT = {
   classic: 'One question with choices',
