@@ -6,7 +6,7 @@ import { login, logout, requireToken } from './auth.js';
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
-import { mcpRoute, mcpTimingFromEnv, type McpRouteOptions } from './mcp-route.js';
+import { CURSOR_DIALECT, mcpRoute, mcpTimingFromEnv, OPENCLAW_DIALECT, type McpRouteOptions } from './mcp-route.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
 
@@ -14,7 +14,7 @@ export interface AppOptions {
   relay: Relay;
   sessions: SessionManager;
   token: string;
-  /** /mcp timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
+  /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
   mcp?: McpRouteOptions;
 }
 
@@ -30,8 +30,11 @@ export function createApp({ relay, sessions, token, mcp }: AppOptions) {
   app.route('/api/cards', cardRoutes(relay));
   app.route('/api/sessions', sessionRoutes(sessions));
   app.get('/api/events', eventsRoute(relay.events));
+  const mcpOptions = mcp ?? { timing: mcpTimingFromEnv(process.env) };
   app.use('/mcp', requireToken(token));
-  app.all('/mcp', mcpRoute(relay, mcp ?? { timing: mcpTimingFromEnv(process.env) }));
+  app.use('/mcp/*', requireToken(token));
+  app.all('/mcp', mcpRoute(relay, CURSOR_DIALECT, mcpOptions));
+  app.all('/mcp/openclaw', mcpRoute(relay, OPENCLAW_DIALECT, mcpOptions));
 
   webPage(app);
   return app;

@@ -3,15 +3,9 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Handler } from 'hono';
-import {
-  ASK_USER,
-  ASK_USER_DESCRIPTION,
-  ASK_USER_INPUT_SCHEMA,
-  ASK_USER_OUTPUT_SCHEMA,
-  AskUserWaits,
-  DEFAULT_TIMING,
-  type AskUserTiming,
-} from '../../providers/cursor/index.js';
+import * as cursor from '../../providers/cursor/index.js';
+import { AskUserWaits, DEFAULT_TIMING, type AskUserCall, type AskUserTiming } from '../../providers/cursor/index.js';
+import * as openclaw from '../../providers/openclaw/index.js';
 import { parseDuration } from '../config.js';
 import type { Relay } from '../relay/relay.js';
 import { VERSION } from '../version.js';
@@ -19,7 +13,39 @@ import { VERSION } from '../version.js';
 // /mcp: askrelay's MCP server over Streamable HTTP (behind the bearer token, see app.ts).
 // Sessions are stateful (Mcp-Session-Id) so that notifications/cancelled reaches the call
 // it cancels; each session is one SDK Server on one transport, kept in memory and dropped
-// after a day without requests. The only tool is ask_user in the Cursor dialect.
+// after a day without requests. The only tool is ask_user, in the dialect the route is
+// made for: Cursor's at /mcp, OpenClaw's at /mcp/openclaw.
+
+type JsonSchema = { type: 'object'; [key: string]: unknown };
+
+/** One dialect of ask_user: the tool tools/list shows, and what answers its calls. */
+export interface McpDialect {
+  tool: { name: string; title: string; description: string; inputSchema: JsonSchema; outputSchema?: JsonSchema };
+  /** Makes the caller for one route; a call returns the tool result (or an isError result). */
+  waits(relay: Relay, timing: AskUserTiming): { call(call: AskUserCall): Promise<unknown> };
+}
+
+export const CURSOR_DIALECT: McpDialect = {
+  tool: {
+    name: cursor.ASK_USER,
+    title: 'Ask the user',
+    description: cursor.ASK_USER_DESCRIPTION,
+    inputSchema: cursor.ASK_USER_INPUT_SCHEMA as unknown as JsonSchema,
+    outputSchema: cursor.ASK_USER_OUTPUT_SCHEMA as unknown as JsonSchema,
+  },
+  waits: (relay, timing) => new AskUserWaits(relay, timing),
+};
+
+export const OPENCLAW_DIALECT: McpDialect = {
+  tool: {
+    name: openclaw.ASK_USER,
+    title: 'Ask the user',
+    description: openclaw.ASK_USER_DESCRIPTION,
+    inputSchema: openclaw.ASK_USER_INPUT_SCHEMA as unknown as JsonSchema,
+    outputSchema: openclaw.ASK_USER_OUTPUT_SCHEMA as unknown as JsonSchema,
+  },
+  waits: (relay, timing) => new openclaw.OpenClawWaits(relay, timing),
+};
 
 export interface McpRouteOptions {
   timing?: Partial<AskUserTiming>;
@@ -63,8 +89,9 @@ function jsonRpcError(status: number, code: number, message: string): Response {
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export function mcpRoute(relay: Relay, options: McpRouteOptions = {}): Handler {
-  const waits = new AskUserWaits(relay, { ...DEFAULT_TIMING, ...options.timing });
+export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOptions = {}): Handler {
+  const { tool } = dialect;
+  const waits = dialect.waits(relay, { ...DEFAULT_TIMING, ...options.timing });
   const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
   const sessions = new Map<string, McpSession>();
 
@@ -99,20 +126,13 @@ export function mcpRoute(relay: Relay, options: McpRouteOptions = {}): Handler {
 
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: [
-        {
-          name: ASK_USER,
-          title: 'Ask the user',
-          description: ASK_USER_DESCRIPTION,
-          inputSchema: ASK_USER_INPUT_SCHEMA as unknown as { type: 'object'; [key: string]: unknown },
-          outputSchema: ASK_USER_OUTPUT_SCHEMA as unknown as { type: 'object'; [key: string]: unknown },
-          annotations: { readOnlyHint: true, openWorldHint: false },
-        },
+        { ...tool, annotations: { readOnlyHint: true, openWorldHint: false } },
       ],
     }));
 
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      if (request.params.name !== ASK_USER) {
-        throw new McpError(ErrorCode.InvalidParams, `There is no tool "${request.params.name}"; this server offers ${ASK_USER}.`);
+      if (request.params.name !== tool.name) {
+        throw new McpError(ErrorCode.InvalidParams, `There is no tool "${request.params.name}"; this server offers ${tool.name}.`);
       }
       const key = requestKey(extra.requestId);
       const gone = session.gone.get(key) ?? new AbortController();

@@ -1,0 +1,21 @@
+export {
+  ASK_USER,
+  ASK_USER_DESCRIPTION,
+  ASK_USER_INPUT_SCHEMA,
+  ASK_USER_OUTPUT_SCHEMA,
+  AskUserInputSchema,
+  clampTimeout,
+  DEFAULT_TIMEOUT_SECONDS,
+  ID_PATTERN,
+  MAX_HEADER,
+  MAX_LABEL,
+  MAX_OPTIONS,
+  MAX_QUESTIONS,
+  MAX_TIMEOUT_SECONDS,
+  MIN_OPTIONS,
+  MIN_TIMEOUT_SECONDS,
+  NO_ANSWER_TEXT,
+} from './tool.js';
+export { asksForCredential, PROVIDER, toCardDraft, toToolError, toToolResult } from './adapter.js';
+export type { StructuredResult, ToolError, ToolResult } from './adapter.js';
+export { OpenClawWaits } from './runner.js';

@@ -1,0 +1,317 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Hono } from 'hono';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ASK_USER_INPUT_SCHEMA, ASK_USER_OUTPUT_SCHEMA } from '../../providers/openclaw/index.js';
+import type { Card } from '../../src/cards/model.js';
+import { Relay } from '../../src/relay/relay.js';
+import { mcpRoute, OPENCLAW_DIALECT } from '../../src/server/mcp-route.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+
+// OpenClaw's ask_user at /mcp/openclaw, driven by the real MCP SDK client over Streamable
+// HTTP and answered through the HTTP API. Results are pinned exactly (golden).
+
+process.env.ASKRELAY_MCP_PROGRESS = '100ms';
+process.env.ASKRELAY_MCP_GRACE = '1s';
+
+let relay: TestRelay;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  relay = await startTestRelay({ ASKRELAY_WAIT: '90m' });
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+});
+afterAll(() => relay.stop());
+
+async function connect(url: string = relay.url, token: string | undefined = relay.token) {
+  const client = new Client({ name: 'openclaw-test', version: '1.0.0' });
+  const transport = new StreamableHTTPClientTransport(new URL('/mcp/openclaw', url), {
+    requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} },
+  });
+  await client.connect(transport);
+  clients.push(client);
+  return { client, transport };
+}
+
+const seen = new Set<string>();
+async function nextCard(target: Relay = relay.relay): Promise<Card> {
+  for (let i = 0; i < 200; i++) {
+    const card = target.list({ status: 'pending' }).find((c) => c.provider === 'openclaw' && !seen.has(c.id));
+    if (card) {
+      seen.add(card.id);
+      return card;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('no card was asked');
+}
+
+async function answer(id: string, answers: unknown) {
+  const res = await relay.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });
+  expect(res.status).toBe(200);
+}
+
+const waitSeconds = (card: Card) => (Date.parse(card.expiresAt) - Date.parse(card.createdAt)) / 1000;
+
+const TARGET = {
+  id: 'deploy_target',
+  header: 'Deploy',
+  question: 'Where should this deploy?',
+  options: [{ label: 'Staging (Recommended)', description: 'Safe' }, { label: 'Production' }],
+};
+const FEATURES = { id: 'features', header: 'Features', question: 'Which features?', options: [{ label: 'Auth' }, { label: 'Billing' }, { label: 'Search' }], multiSelect: true };
+const DB = { id: 'db', header: 'Database', question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
+const NO_ANSWER = { content: [{ type: 'text', text: 'No answer arrived; proceed with best judgment.' }], structuredContent: { status: 'no_answer' } };
+
+type Result = { content: { type: string; text: string }[]; structuredContent?: unknown; isError?: boolean };
+const call = (client: Client, args: unknown, options = {}) =>
+  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<Result>;
+
+describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
+  it('lists ask_user with OpenClaw schema', async () => {
+    const { client } = await connect();
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['ask_user']);
+    expect(tools[0].inputSchema).toEqual(ASK_USER_INPUT_SCHEMA);
+    expect(tools[0].outputSchema).toEqual(ASK_USER_OUTPUT_SCHEMA);
+  });
+
+  it('one question: blocks until answered; the card waits 900 s by default', async () => {
+    const { client } = await connect();
+    let settled = false;
+    const pending = call(client, { questions: [TARGET] }).finally(() => (settled = true));
+    const card = await nextCard();
+    expect(card).toMatchObject({
+      provider: 'openclaw',
+      tool: 'ask_user',
+      origin: 'relay',
+      kind: 'question',
+      layout: 'steps',
+      sessionId: null,
+      questions: [
+        {
+          id: 'deploy_target',
+          header: 'Deploy',
+          text: 'Where should this deploy?',
+          options: [{ label: 'Staging (Recommended)', description: 'Safe' }, { label: 'Production' }],
+          multiSelect: false,
+          freeText: true,
+        },
+      ],
+    });
+    expect(waitSeconds(card)).toBe(900);
+    await new Promise((r) => setTimeout(r, 150));
+    expect(settled).toBe(false);
+    await answer(card.id, { deploy_target: { selected: ['Staging (Recommended)'] } });
+    expect(await pending).toEqual({
+      content: [{ type: 'text', text: 'Deploy: Staging (Recommended)' }],
+      structuredContent: { status: 'answered', answers: { answers: { deploy_target: ['Staging (Recommended)'] } } },
+    });
+  });
+
+  it('multiSelect: every pick, in order', async () => {
+    const { client } = await connect();
+    const pending = call(client, { questions: [FEATURES] });
+    const card = await nextCard();
+    expect(card.questions[0].multiSelect).toBe(true);
+    await answer(card.id, { features: { selected: ['Auth', 'Search'] } });
+    expect(await pending).toEqual({
+      content: [{ type: 'text', text: 'Features: Auth, Search' }],
+      structuredContent: { status: 'answered', answers: { answers: { features: ['Auth', 'Search'] } } },
+    });
+  });
+
+  it('free text: the typed text is the value (after any picks)', async () => {
+    const { client } = await connect();
+    const pending = call(client, { questions: [TARGET] });
+    const card = await nextCard();
+    await answer(card.id, { deploy_target: { selected: [], text: '  a canary box first  ' } });
+    expect(await pending).toEqual({
+      content: [{ type: 'text', text: 'Deploy: a canary box first' }],
+      structuredContent: { status: 'answered', answers: { answers: { deploy_target: ['a canary box first'] } } },
+    });
+  });
+
+  it('several questions: one line each, keyed by id', async () => {
+    const { client } = await connect();
+    const pending = call(client, { questions: [TARGET, FEATURES, DB] });
+    const card = await nextCard();
+    expect(card.questions.map((q) => q.id)).toEqual(['deploy_target', 'features', 'db']);
+    await answer(card.id, {
+      deploy_target: { selected: ['Production'] },
+      features: { selected: ['Auth', 'Billing'], text: 'audit logs' },
+      db: { selected: ['SQLite'] },
+    });
+    expect(await pending).toEqual({
+      content: [{ type: 'text', text: 'Deploy: Production\nFeatures: Auth, Billing, audit logs\nDatabase: SQLite' }],
+      structuredContent: {
+        status: 'answered',
+        answers: { answers: { deploy_target: ['Production'], features: ['Auth', 'Billing', 'audit logs'], db: ['SQLite'] } },
+      },
+    });
+  });
+
+  it('skip → no_answer', async () => {
+    const { client } = await connect();
+    const pending = call(client, { questions: [TARGET, DB] });
+    const card = await nextCard();
+    expect((await relay.api(`/api/cards/${card.id}/skip`, { method: 'POST' })).status).toBe(200);
+    expect(await pending).toEqual(NO_ANSWER);
+  });
+
+  it('cancellation (notifications/cancelled) → the card is cancelled; the server goes on', async () => {
+    const { client } = await connect();
+    const abort = new AbortController();
+    const pending = call(client, { questions: [DB] }, { signal: abort.signal });
+    const card = await nextCard();
+    abort.abort('the agent moved on');
+    await expect(pending).rejects.toThrow();
+    for (let i = 0; i < 25 && relay.relay.get(card.id).status !== 'cancelled'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(relay.relay.get(card.id).status).toBe('cancelled');
+    const again = call(client, { questions: [DB] });
+    const next = await nextCard();
+    await answer(next.id, { db: { selected: ['PostgreSQL'] } });
+    expect((await again).content[0].text).toBe('Database: PostgreSQL');
+  });
+
+  it('a card cancelled on the relay → no_answer', async () => {
+    const { client } = await connect();
+    const pending = call(client, { questions: [DB] });
+    const card = await nextCard();
+    relay.relay.cancel(card.id);
+    expect(await pending).toEqual(NO_ANSWER);
+  });
+
+  it('a 40-character header is cut to 12, not refused', async () => {
+    const { client } = await connect();
+    const pending = call(client, { questions: [{ ...DB, header: `  ${'Database choice for the new service x'.padEnd(40, 'y')}` }] });
+    const card = await nextCard();
+    expect(card.questions[0].header).toBe('Database cho');
+    await answer(card.id, { db: { selected: ['SQLite'] } });
+    expect((await pending).content[0].text).toBe('Database cho: SQLite');
+  });
+
+  it.each([
+    [10, 30],
+    [99999, 3600],
+    [120.4, 120],
+  ])('timeoutSeconds %s → the card waits %s s', async (timeoutSeconds, wait) => {
+    const { client } = await connect();
+    const pending = call(client, { questions: [DB], timeoutSeconds });
+    const card = await nextCard();
+    expect(waitSeconds(card)).toBe(wait);
+    relay.relay.cancel(card.id);
+    await pending;
+  });
+
+  const opts = (...labels: string[]) => labels.map((label) => ({ label }));
+  it.each([
+    ['four questions', { questions: [DB, { ...DB, id: 'b' }, { ...DB, id: 'c' }, { ...DB, id: 'd' }] }, 'questions has 4 entries; ask at most 3 at once.'],
+    ['no questions', { questions: [] }, 'questions is empty; ask 1-3 questions.'],
+    ['one option', { questions: [{ ...DB, options: opts('A') }] }, 'questions[0].options has 1 entry; give 2-4.'],
+    ['five options', { questions: [{ ...DB, options: opts('A', 'B', 'C', 'D', 'E') }] }, 'questions[0].options has 5 entries; give 2-4.'],
+    ['no options', { questions: [{ id: 'name', header: 'Name', question: 'What name?' }] }, 'questions[0].options is required: give 2-4 options.'],
+    [
+      'a bad id',
+      { questions: [{ ...DB, id: 'Deploy-Target' }] },
+      'questions[0].id "Deploy-Target" must be snake_case: a lowercase letter, then lowercase letters, digits or "_".',
+    ],
+    ['no id', { questions: [{ header: 'H', question: 'Q?', options: opts('A', 'B') }] }, 'questions[0].id is required.'],
+    ['duplicate ids', { questions: [DB, { ...TARGET, id: 'db' }] }, 'questions[1].id "db" is used twice; ids must be unique.'],
+    [
+      'duplicate labels ignoring case',
+      { questions: [{ ...DB, options: opts('Yes', ' yES ') }] },
+      'questions[0].options has the label "yES" twice; labels must be unique within a question (case is ignored).',
+    ],
+    ['a label of 65 characters', { questions: [{ ...DB, options: opts('A', 'x'.repeat(65)) }] }, 'questions[0].options[1].label is longer than 64 characters.'],
+    [
+      'an "Other" option',
+      { questions: [{ ...DB, options: opts('A', 'Other') }] },
+      'questions[0].options[1] "Other" is not allowed: the user can always type their own answer, so leave out "Other".',
+    ],
+    [
+      'a credential question',
+      { questions: [{ ...DB, id: 'key', header: 'Key', question: 'What is your OpenAI API key?' }] },
+      'questions[0] asks for a credential, which must never travel through ask_user; have the user put it in a secrets store or the environment instead.',
+    ],
+    [
+      'a password question',
+      { questions: [DB, { ...DB, id: 'pw', header: 'Login', question: 'Which one is the admin password?' }] },
+      'questions[1] asks for a credential, which must never travel through ask_user; have the user put it in a secrets store or the environment instead.',
+    ],
+    ['timeoutSeconds that is a text', { questions: [DB], timeoutSeconds: '900' }, 'timeoutSeconds must be a number of seconds.'],
+    ['arguments that are not an object', 'Which database?', 'The arguments must be an object {questions: [...], timeoutSeconds?}.'],
+    ['arguments that are a list', [DB], 'The arguments must be an object {questions: [...], timeoutSeconds?}.'],
+  ])('%s → isError with one sentence', async (_name, args, message) => {
+    const { client } = await connect();
+    const before = relay.relay.list().length;
+    const result = await call(client, args);
+    expect(result).toEqual({ content: [{ type: 'text', text: message }], isError: true });
+    expect(relay.relay.list().length).toBe(before);
+  });
+
+  it('a question about token limits or password hashing is not a credential question', async () => {
+    const { client } = await connect();
+    const pending = call(client, {
+      questions: [
+        { ...DB, id: 'limit', header: 'Limit', question: 'What should the token limit be per request?' },
+        { ...DB, id: 'hash', header: 'Hashing', question: 'Should passwords be hashed with bcrypt or argon2?' },
+      ],
+    });
+    const card = await nextCard();
+    relay.relay.cancel(card.id);
+    expect(await pending).toEqual(NO_ANSWER);
+  });
+
+  it('needs the bearer token (401 without it)', async () => {
+    const res = await fetch(new URL('/mcp/openclaw', relay.url), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+    });
+    expect(res.status).toBe(401);
+    await expect(connect(relay.url, 'nope')).rejects.toThrow(/401|nauthorized/);
+  });
+});
+
+describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
+  it('timeoutSeconds 10 waits 30 s, then no_answer', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askrelay-openclaw-'));
+    const store = new SqliteStore(join(dir, 'cards.db'));
+    const clock = new FakeClock(Date.now());
+    const own = new Relay({ store, clock, waits: { default: 3_600_000, extension: 3_600_000 } });
+    own.start();
+    const app = new Hono();
+    app.all('/mcp/openclaw', mcpRoute(own, OPENCLAW_DIALECT, { timing: { progressIntervalMs: 100, reattachGraceMs: 1000 } }));
+    const server = await new Promise<ServerType>((resolve) => {
+      const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+    });
+    const address = server.address();
+    const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}/`;
+    try {
+      const { client } = await connect(url, undefined);
+      const pending = call(client, { questions: [DB], timeoutSeconds: 10 });
+      const card = await nextCard(own);
+      expect(waitSeconds(card)).toBe(30);
+      clock.advance(29_999);
+      expect(own.get(card.id).status).toBe('pending');
+      clock.advance(1);
+      expect(await pending).toEqual(NO_ANSWER);
+      expect(own.get(card.id).status).toBe('expired');
+    } finally {
+      await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+      await new Promise((r) => server.close(r));
+      own.stop();
+      store.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
