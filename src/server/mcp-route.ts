@@ -4,9 +4,9 @@ import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Handler } from 'hono';
 import * as cursor from '../../providers/cursor/index.js';
-import { AskUserWaits, DEFAULT_TIMING, type AskUserCall, type AskUserTiming } from '../../providers/cursor/index.js';
 import * as openclaw from '../../providers/openclaw/index.js';
 import { parseDuration } from '../config.js';
+import { DEFAULT_TIMING, type CallTiming, type ToolCall } from '../relay/call-waits.js';
 import type { Relay } from '../relay/relay.js';
 import { VERSION } from '../version.js';
 
@@ -22,7 +22,7 @@ type JsonSchema = { type: 'object'; [key: string]: unknown };
 export interface McpDialect {
   tool: { name: string; title: string; description: string; inputSchema: JsonSchema; outputSchema?: JsonSchema };
   /** Makes the caller for one route; a call returns the tool result (or an isError result). */
-  waits(relay: Relay, timing: AskUserTiming): { call(call: AskUserCall): Promise<unknown> };
+  waits(relay: Relay, timing: CallTiming): { call(call: ToolCall): Promise<unknown> };
 }
 
 export const CURSOR_DIALECT: McpDialect = {
@@ -33,7 +33,7 @@ export const CURSOR_DIALECT: McpDialect = {
     inputSchema: cursor.ASK_USER_INPUT_SCHEMA as unknown as JsonSchema,
     outputSchema: cursor.ASK_USER_OUTPUT_SCHEMA as unknown as JsonSchema,
   },
-  waits: (relay, timing) => new AskUserWaits(relay, timing),
+  waits: cursor.cursorWaits,
 };
 
 export const OPENCLAW_DIALECT: McpDialect = {
@@ -44,11 +44,11 @@ export const OPENCLAW_DIALECT: McpDialect = {
     inputSchema: openclaw.ASK_USER_INPUT_SCHEMA as unknown as JsonSchema,
     outputSchema: openclaw.ASK_USER_OUTPUT_SCHEMA as unknown as JsonSchema,
   },
-  waits: (relay, timing) => new openclaw.OpenClawWaits(relay, timing),
+  waits: openclaw.openclawWaits,
 };
 
 export interface McpRouteOptions {
-  timing?: Partial<AskUserTiming>;
+  timing?: Partial<CallTiming>;
   /** A session with no request and no running call for this long is closed. */
   sessionIdleMs?: number;
 }
@@ -59,7 +59,7 @@ const MAX_BODY = 1024 * 1024;
 const NON_OBJECT = '__askrelay_non_object_arguments';
 
 /** ASKRELAY_MCP_PROGRESS (default 30s) and ASKRELAY_MCP_GRACE (default 60s). */
-export function mcpTimingFromEnv(env: NodeJS.ProcessEnv): AskUserTiming {
+export function mcpTimingFromEnv(env: NodeJS.ProcessEnv): CallTiming {
   return {
     progressIntervalMs: env.ASKRELAY_MCP_PROGRESS ? parseDuration(env.ASKRELAY_MCP_PROGRESS) : DEFAULT_TIMING.progressIntervalMs,
     reattachGraceMs: env.ASKRELAY_MCP_GRACE ? parseDuration(env.ASKRELAY_MCP_GRACE) : DEFAULT_TIMING.reattachGraceMs,
