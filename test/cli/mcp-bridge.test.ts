@@ -1,0 +1,168 @@
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Card } from '../../src/cards/model.js';
+import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+
+// askrelay mcp: the stdio bridge, spawned by the real MCP SDK client (StdioClientTransport)
+// exactly as Cursor or Claude Code would spawn it, forwarding to a real relay's /mcp.
+
+const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
+
+process.env.ASKRELAY_MCP_PROGRESS = '100ms';
+process.env.ASKRELAY_MCP_GRACE = '1s';
+
+let relay: TestRelay;
+let cwd: string;
+const clients: Client[] = [];
+
+beforeAll(async () => {
+  relay = await startTestRelay({ ASKRELAY_WAIT: '90m' });
+  cwd = mkdtempSync(join(tmpdir(), 'askrelay-mcp-bridge-'));
+});
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+});
+afterAll(async () => {
+  await relay.stop();
+  rmSync(cwd, { recursive: true, force: true });
+});
+
+interface Bridge {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr: () => string;
+  /** The bridge process's exit code once it has exited. */
+  exited: Promise<number | null>;
+}
+
+/** Spawns `askrelay mcp` through the SDK's stdio client transport; does not connect yet. */
+function bridge(env: Record<string, string>, args: string[] = []): Bridge {
+  const transport = new StdioClientTransport({ command: process.execPath, args: [BIN, 'mcp', ...args], env, cwd, stderr: 'pipe' });
+  let stderr = '';
+  transport.stderr!.on('data', (d) => (stderr += d));
+  const client = new Client({ name: 'bridge-test', version: '1.0.0' });
+  clients.push(client);
+  let exit!: (code: number | null) => void;
+  const exited = new Promise<number | null>((r) => (exit = r));
+  const start = transport.start.bind(transport);
+  transport.start = async () => {
+    await start();
+    // The SDK keeps the child private; its exit code is what this test is about.
+    const child = (transport as unknown as { _process: ChildProcess })._process;
+    child.on('exit', (code) => exit(code));
+  };
+  return { client, transport, stderr: () => stderr, exited };
+}
+
+const env = () => ({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: relay.token });
+
+const seen = new Set<string>();
+async function nextCard(): Promise<Card> {
+  for (let i = 0; i < 500; i++) {
+    const card = relay.relay.list({ status: 'pending' }).find((c) => c.provider === 'cursor' && !seen.has(c.id));
+    if (card) {
+      seen.add(card.id);
+      return card;
+    }
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('no card was asked');
+}
+
+async function answer(id: string, answers: unknown) {
+  const res = await relay.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });
+  expect(res.status).toBe(200);
+}
+
+const DB = { question: 'Which database?', header: 'Database', options: [{ label: 'PostgreSQL (Recommended)' }, { label: 'SQLite' }] };
+const NAME = { question: 'What is the project called?' };
+type Result = { content: { type: string; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
+const call = (client: Client, args: unknown, options = {}) =>
+  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<Result>;
+
+describe('askrelay mcp: the stdio bridge to /mcp', () => {
+  it('lists ask_user, and exits 0 when stdin closes', async () => {
+    const b = bridge(env());
+    await b.client.connect(b.transport);
+    expect(b.client.getServerVersion()?.name).toBe('askrelay');
+    const { tools } = await b.client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(['ask_user']);
+    await b.client.close(); // ends the child's stdin
+    expect(await b.exited).toBe(0);
+    expect(b.stderr()).toBe('');
+  });
+
+  it('a call blocks until the card is answered and returns the same as over HTTP', async () => {
+    const b = bridge(env());
+    await b.client.connect(b.transport);
+    let settled = false;
+    const pending = call(b.client, { questions: [DB, NAME] }).finally(() => (settled = true));
+    const card = await nextCard();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(settled).toBe(false);
+    const answers = { q1: { selected: ['SQLite'] }, q2: { selected: [], text: 'askrelay' } };
+    await answer(card.id, answers);
+    const viaBridge = await pending;
+
+    const http = new Client({ name: 'http-test', version: '1.0.0' });
+    clients.push(http);
+    await http.connect(new StreamableHTTPClientTransport(new URL('/mcp', relay.url), { requestInit: { headers: { authorization: `Bearer ${relay.token}` } } }));
+    const overHttp = call(http, { questions: [DB, NAME] });
+    const httpCard = await nextCard();
+    await answer(httpCard.id, answers);
+    const viaHttp = await overHttp;
+
+    expect(viaBridge.isError).toBeFalsy();
+    expect(viaBridge.content).toEqual([{ type: 'text', text: 'Which database? → SQLite\nWhat is the project called? → (free text) askrelay' }]);
+    expect(viaBridge.content).toEqual(viaHttp.content);
+    expect(viaBridge.structuredContent).toEqual({ ...viaHttp.structuredContent, cardId: card.id });
+  });
+
+  it('progress notifications and cancellation pass through', async () => {
+    const b = bridge(env());
+    await b.client.connect(b.transport);
+    const progress: number[] = [];
+    const abort = new AbortController();
+    const pending = call(b.client, { questions: [NAME] }, {
+      timeout: 400,
+      resetTimeoutOnProgress: true,
+      signal: abort.signal,
+      onprogress: (p: { progress: number }) => progress.push(p.progress),
+    });
+    const card = await nextCard();
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(progress.length).toBeGreaterThanOrEqual(3);
+    abort.abort('moved on');
+    await expect(pending).rejects.toThrow();
+    for (let i = 0; i < 50 && relay.relay.get(card.id).status === 'pending'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(relay.relay.get(card.id).status).toBe('cancelled');
+  });
+
+  it('a wrong token: the client gets an error, the bridge exits 1 saying why on stderr', async () => {
+    const b = bridge({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'nope' });
+    await expect(b.client.connect(b.transport)).rejects.toThrow(/refused the token from ASKRELAY_TOKEN/);
+    expect(await b.exited).toBe(1);
+    expect(b.stderr()).toMatch(/^askrelay mcp: the relay at .* refused the token from ASKRELAY_TOKEN; [^\n]*\n$/); // one line
+  });
+
+  it('an unreachable relay: an error, exit 1 and a message on stderr', async () => {
+    const b = bridge({ ASKRELAY_URL: 'http://127.0.0.1:9', ASKRELAY_TOKEN: 'x' });
+    await expect(b.client.connect(b.transport)).rejects.toThrow(/cannot reach the relay/);
+    expect(await b.exited).toBe(1);
+    expect(b.stderr()).toMatch(/askrelay mcp: cannot reach the relay at http:\/\/127\.0\.0\.1:9\//);
+  });
+
+  it('refuses an unknown dialect (exit 1)', async () => {
+    const b = bridge(env(), ['--dialect', 'gemini']);
+    await expect(b.client.connect(b.transport)).rejects.toThrow();
+    expect(await b.exited).toBe(1);
+    expect(b.stderr()).toMatch(/--dialect must be cursor or openclaw/);
+  });
+});
