@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { isOtherOption } from '../../src/cards/draft.js';
 import type { Card, CardDraft, RelayMode } from '../../src/cards/model.js';
 import { ASK_USER, AskUserInputSchema, MAX_OPTIONS, MIN_OPTIONS, type AskUserInput } from './tool.js';
+import { firstIssueText } from '../../src/cards/issue-text.js';
 
 // Pure translations between the Cursor dialect of ask_user and cards:
 // tool arguments → card draft (or one sentence naming the bad field), and
@@ -35,18 +36,9 @@ export interface ToolError {
   isError: true;
 }
 
-/** `questions[1].options[2].label` from a zod issue path. */
-function fieldPath(path: PropertyKey[]): string {
-  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '');
-}
-
 export function toCardDraft(raw: unknown): CardDraftResult {
   const parsed = AskUserInputSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = fieldPath(issue.path);
-    return { ok: false, error: `${path || 'The arguments'} ${issue.message}` };
-  }
+  if (!parsed.success) return { ok: false, error: firstIssueText(parsed.error) };
   const input = parsed.data;
   for (const [qi, q] of input.questions.entries()) {
     const where = `questions[${qi}]`;

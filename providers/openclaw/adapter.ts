@@ -2,6 +2,7 @@ import { isOtherOption } from '../../src/cards/draft.js';
 import type { Card, CardDraft } from '../../src/cards/model.js';
 import { findCredential } from '../../src/cards/secrets.js';
 import { ASK_USER, AskUserInputSchema, clampTimeout, NO_ANSWER_TEXT, type AskUserInput } from './tool.js';
+import { firstIssueText } from '../../src/cards/issue-text.js';
 
 // Pure translations between OpenClaw's ask_user and cards: tool arguments → card draft (or
 // one sentence naming the bad field), and closed card → the tool result. No I/O here.
@@ -38,18 +39,9 @@ export function asksForCredential(text: string): boolean {
   return ASKS_FOR_CREDENTIAL.test(text) || findCredential(text) !== undefined;
 }
 
-/** `questions[1].options[2].label` from a zod issue path. */
-function fieldPath(path: PropertyKey[]): string {
-  return path.reduce<string>((out, key) => (typeof key === 'number' ? `${out}[${key}]` : out ? `${out}.${String(key)}` : String(key)), '');
-}
-
 export function toCardDraft(raw: unknown): CardDraftResult {
   const parsed = AskUserInputSchema.safeParse(raw);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0];
-    const path = fieldPath(issue.path);
-    return { ok: false, error: `${path || 'The arguments'} ${issue.message}` };
-  }
+  if (!parsed.success) return { ok: false, error: firstIssueText(parsed.error) };
   const input = parsed.data;
   const ids = new Set<string>();
   for (const [qi, q] of input.questions.entries()) {
