@@ -2,7 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PROVIDERS } from '../providers/index.js';
+import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
 import type { ServeConfig } from './config.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
@@ -49,7 +49,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     stuckAfterMs: config.stuckAfterMs,
   });
   sessions.recover();
-  const app = createApp({ relay, sessions, token });
+  const app = createApp({ relay, sessions, token, mcpDialects: MCP_DIALECTS });
 
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));

@@ -37,6 +37,18 @@ export interface CallDialect<Result, Failure> {
   toToolError(message: string): Failure;
 }
 
+type JsonSchema = { type: 'object'; [key: string]: unknown };
+
+/**
+ * One dialect of an ask tool served over MCP: the tool tools/list shows, and what answers
+ * its calls. Providers define them; the composition root hands them to the MCP surface.
+ */
+export interface McpDialect {
+  tool: { name: string; title: string; description: string; inputSchema: JsonSchema; outputSchema?: JsonSchema };
+  /** Makes the caller for one route; a call returns the tool result (or an isError result). */
+  waits(relay: Relay, timing: CallTiming): { call(call: ToolCall): Promise<unknown> };
+}
+
 /** Who is waiting on which card, so a re-sent call keeps the card alive through the grace. */
 export class CallWaits<Result, Failure> {
   private readonly waiting = new Map<string, number>();

@@ -6,7 +6,8 @@ import { login, logout, requireToken } from './auth.js';
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
-import { CURSOR_DIALECT, mcpRoute, mcpTimingFromEnv, OPENCLAW_DIALECT, type McpRouteOptions } from './mcp-route.js';
+import type { McpDialect } from '../relay/call-waits.js';
+import { mcpRoute, mcpTimingFromEnv, type McpRouteOptions } from './mcp-route.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
 
@@ -16,9 +17,11 @@ export interface AppOptions {
   token: string;
   /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
   mcp?: McpRouteOptions;
+  /** The ask tools to serve over MCP, by path (the composition root passes every provider's). */
+  mcpDialects?: Record<string, McpDialect>;
 }
 
-export function createApp({ relay, sessions, token, mcp }: AppOptions) {
+export function createApp({ relay, sessions, token, mcp, mcpDialects = {} }: AppOptions) {
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
@@ -33,8 +36,7 @@ export function createApp({ relay, sessions, token, mcp }: AppOptions) {
   const mcpOptions = mcp ?? { timing: mcpTimingFromEnv(process.env) };
   app.use('/mcp', requireToken(token));
   app.use('/mcp/*', requireToken(token));
-  app.all('/mcp', mcpRoute(relay, CURSOR_DIALECT, mcpOptions));
-  app.all('/mcp/openclaw', mcpRoute(relay, OPENCLAW_DIALECT, mcpOptions));
+  for (const [path, dialect] of Object.entries(mcpDialects)) app.all(path, mcpRoute(relay, dialect, mcpOptions));
 
   webPage(app);
   return app;

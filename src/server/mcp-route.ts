@@ -3,10 +3,8 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Handler } from 'hono';
-import * as cursor from '../../providers/cursor/index.js';
-import * as openclaw from '../../providers/openclaw/index.js';
 import { parseDuration } from '../config.js';
-import { DEFAULT_TIMING, type CallTiming, type ToolCall } from '../relay/call-waits.js';
+import { DEFAULT_TIMING, type CallTiming, type McpDialect, type ToolCall } from '../relay/call-waits.js';
 import type { Relay } from '../relay/relay.js';
 import { VERSION } from '../version.js';
 
@@ -15,37 +13,6 @@ import { VERSION } from '../version.js';
 // it cancels; each session is one SDK Server on one transport, kept in memory and dropped
 // after a day without requests. The only tool is ask_user, in the dialect the route is
 // made for: Cursor's at /mcp, OpenClaw's at /mcp/openclaw.
-
-type JsonSchema = { type: 'object'; [key: string]: unknown };
-
-/** One dialect of ask_user: the tool tools/list shows, and what answers its calls. */
-export interface McpDialect {
-  tool: { name: string; title: string; description: string; inputSchema: JsonSchema; outputSchema?: JsonSchema };
-  /** Makes the caller for one route; a call returns the tool result (or an isError result). */
-  waits(relay: Relay, timing: CallTiming): { call(call: ToolCall): Promise<unknown> };
-}
-
-export const CURSOR_DIALECT: McpDialect = {
-  tool: {
-    name: cursor.ASK_USER,
-    title: 'Ask the user',
-    description: cursor.ASK_USER_DESCRIPTION,
-    inputSchema: cursor.ASK_USER_INPUT_SCHEMA as unknown as JsonSchema,
-    outputSchema: cursor.ASK_USER_OUTPUT_SCHEMA as unknown as JsonSchema,
-  },
-  waits: cursor.cursorWaits,
-};
-
-export const OPENCLAW_DIALECT: McpDialect = {
-  tool: {
-    name: openclaw.ASK_USER,
-    title: 'Ask the user',
-    description: openclaw.ASK_USER_DESCRIPTION,
-    inputSchema: openclaw.ASK_USER_INPUT_SCHEMA as unknown as JsonSchema,
-    outputSchema: openclaw.ASK_USER_OUTPUT_SCHEMA as unknown as JsonSchema,
-  },
-  waits: openclaw.openclawWaits,
-};
 
 export interface McpRouteOptions {
   timing?: Partial<CallTiming>;

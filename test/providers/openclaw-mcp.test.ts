@@ -9,7 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ASK_USER_INPUT_SCHEMA, ASK_USER_OUTPUT_SCHEMA } from '../../providers/openclaw/index.js';
 import type { Card } from '../../src/cards/model.js';
 import { Relay } from '../../src/relay/relay.js';
-import { mcpRoute, OPENCLAW_DIALECT } from '../../src/server/mcp-route.js';
+import { openclawDialect } from '../../providers/openclaw/index.js';
+import { mcpRoute } from '../../src/server/mcp-route.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
@@ -290,7 +291,7 @@ describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
     const own = new Relay({ store, clock, waits: { default: 3_600_000, extension: 3_600_000 } });
     own.start();
     const app = new Hono();
-    app.all('/mcp/openclaw', mcpRoute(own, OPENCLAW_DIALECT, { timing: { progressIntervalMs: 100, reattachGraceMs: 1000 } }));
+    app.all('/mcp/openclaw', mcpRoute(own, openclawDialect, { timing: { progressIntervalMs: 100, reattachGraceMs: 1000 } }));
     const server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });
