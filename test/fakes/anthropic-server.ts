@@ -8,10 +8,9 @@
 // `askrelay demo`, so it must not import vitest.
 //
 // Run it by hand: node --import tsx test/fakes/anthropic-server.ts [port]
-import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
+import { chunk, isObject, listen, messageOf, randomId, readRequest, type LoggedRequest } from './fake-http.js';
 
 // ---------------------------------------------------------------------------
 // Request shapes (loose on purpose: Claude Code sends fields the SDK types lack)
@@ -88,16 +87,7 @@ export type ScriptedModel = (request: MessagesRequest, index: number) => Scripte
 // ---------------------------------------------------------------------------
 // Server
 
-export interface LoggedRequest {
-  method: string;
-  /** The path without the query, e.g. `/v1/messages`. */
-  path: string;
-  /** The query string with its `?`, e.g. `?beta=true`, or `''`. */
-  query: string;
-  headers: IncomingHttpHeaders;
-  /** Parsed JSON; `undefined` for an empty body, the raw text when it is not JSON. */
-  body: any;
-}
+export type { LoggedRequest } from './fake-http.js';
 
 export interface AnthropicServer {
   /** Base URL for ANTHROPIC_BASE_URL / `baseURL` (no trailing `/v1`). */
@@ -136,26 +126,12 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const url = new URL(req.url ?? '/', 'http://fake');
-    let body: unknown;
-    let bodyIsJson = false;
-    if (raw) {
-      try {
-        body = JSON.parse(raw);
-        bodyIsJson = true;
-      } catch {
-        body = raw;
-      }
-    }
-    const entry: LoggedRequest = { method: req.method ?? '', path: url.pathname, query: url.search, headers: req.headers, body };
+    const { entry, url, raw, body, bodyIsJson } = await readRequest(req);
     requests.push(entry);
     options.onRequest?.(entry);
 
     if (req.method === 'HEAD') {
-      res.writeHead(200, { 'request-id': id('req_') });
+      res.writeHead(200, { 'request-id': randomId('req_', 22) });
       res.end();
       return;
     }
@@ -199,25 +175,8 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
     sendError(res, 404, 'not_found_error', `Not found: ${req.method} ${url.pathname}`);
   }
 
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${urlHost}:${port}`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { base, close } = await listen(server, options.port, options.host);
+  return { url: `${base}`, requests, close };
 }
 
 // ---------------------------------------------------------------------------
@@ -249,7 +208,7 @@ function buildMessage(request: MessagesRequest, reply: ScriptedReply, inputToken
   }
   if (reply.toolUse) {
     const { name, input, rawJson } = reply.toolUse;
-    const toolId = reply.toolUse.id ?? id('toolu_01');
+    const toolId = reply.toolUse.id ?? randomId('toolu_01', 22);
     const json = rawJson ?? JSON.stringify(input ?? {});
     content.push({ type: 'tool_use', id: toolId, name, input: wholeInput(input, rawJson) });
     blocks.push({
@@ -260,7 +219,7 @@ function buildMessage(request: MessagesRequest, reply: ScriptedReply, inputToken
   }
   const stopReason = reply.stopReason ?? (reply.toolUse ? 'tool_use' : 'end_turn');
   const outputTokens = Math.max(1, Math.ceil(produced / 4));
-  const messageId = id('msg_01');
+  const messageId = randomId('msg_01', 22);
   const model = typeof request.model === 'string' && request.model ? request.model : 'claude-scripted';
   return {
     whole: {
@@ -287,7 +246,7 @@ function streamMessage(res: ServerResponse, message: BuiltMessage): void {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
-    'request-id': id('req_'),
+    'request-id': randomId('req_', 22),
   });
   const send = (data: Record<string, unknown> & { type: string }) =>
     res.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
@@ -334,7 +293,7 @@ function wholeInput(input: unknown, rawJson: string | undefined): unknown {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': id('req_') });
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': randomId('req_', 22) });
   res.end(JSON.stringify(body));
 }
 
@@ -342,29 +301,9 @@ function sendError(res: ServerResponse, status: number, type: string, message: s
   sendJson(res, status, { type: 'error', error: { type, message } });
 }
 
-/** Splits by code points, so no fragment ends inside a surrogate pair. Never empty. */
-function chunk(text: string, size: number): string[] {
-  const points = Array.from(text);
-  const out: string[] = [];
-  for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(''));
-  return out.length ? out : [''];
-}
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-function id(prefix: string): string {
-  const bytes = randomBytes(22);
-  let out = prefix;
-  for (const b of bytes) out += ALPHABET[b % ALPHABET.length];
-  return out;
-}
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 // ---------------------------------------------------------------------------
 // Helpers for scripted models

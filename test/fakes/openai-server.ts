@@ -13,9 +13,9 @@
 //
 // Run it by hand: node --import tsx test/fakes/openai-server.ts [port]
 import { randomBytes } from 'node:crypto';
-import { createServer, type IncomingHttpHeaders, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
+import { chunk, isObject, listen, messageOf, randomId, readRequest, type LoggedRequest } from './fake-http.js';
 
 // ---------------------------------------------------------------------------
 // Request shapes (loose on purpose: clients send fields the SDK types lack)
@@ -111,16 +111,7 @@ export type ScriptedChatModel = (request: ChatRequest, index: number) => Scripte
 // ---------------------------------------------------------------------------
 // Server
 
-export interface LoggedRequest {
-  method: string;
-  /** The path without the query, e.g. `/v1/chat/completions`. */
-  path: string;
-  /** The query string with its `?`, or `''`. */
-  query: string;
-  headers: IncomingHttpHeaders;
-  /** Parsed JSON; `undefined` for an empty body, the raw text when it is not JSON. */
-  body: any;
-}
+export type { LoggedRequest } from './fake-http.js';
 
 export interface OpenAIServer {
   /**
@@ -173,21 +164,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
   });
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const chunks: Buffer[] = [];
-    for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
-    const url = new URL(req.url ?? '/', 'http://fake');
-    let body: unknown;
-    let bodyIsJson = false;
-    if (raw) {
-      try {
-        body = JSON.parse(raw);
-        bodyIsJson = true;
-      } catch {
-        body = raw;
-      }
-    }
-    const entry: LoggedRequest = { method: req.method ?? '', path: url.pathname, query: url.search, headers: req.headers, body };
+    const { entry, url, raw, body, bodyIsJson } = await readRequest(req);
     requests.push(entry);
     options.onRequest?.(entry);
 
@@ -250,25 +227,8 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
     sendError(res, { status: 404, message: `Invalid URL (${req.method} ${url.pathname})` });
   }
 
-  const host = options.host ?? '127.0.0.1';
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port ?? 0, host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  const urlHost = host === '0.0.0.0' || host === '::' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
-  return {
-    url: `http://${urlHost}:${port}/v1`,
-    requests,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+  const { base, close } = await listen(server, options.port, options.host);
+  return { url: `${base}/v1`, requests, close };
 }
 
 // ---------------------------------------------------------------------------
@@ -287,7 +247,7 @@ interface BuiltCompletion {
 
 function buildCompletion(request: ChatRequest, reply: ScriptedChatReply, promptTokens: number): BuiltCompletion {
   const toolCalls = (reply.toolCalls ?? []).map((call) => ({
-    id: call.id ?? id('call_', 24),
+    id: call.id ?? randomId('call_', 24),
     name: call.name,
     arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
   }));
@@ -296,7 +256,7 @@ function buildCompletion(request: ChatRequest, reply: ScriptedChatReply, promptT
   const finishReason = reply.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop');
   const model = typeof request.model === 'string' && request.model ? request.model : DEFAULT_MODEL;
   const head = {
-    id: id('chatcmpl-', 29),
+    id: randomId('chatcmpl-', 29),
     object: 'chat.completion.chunk',
     created: Math.floor(Date.now() / 1000),
     model,
@@ -349,7 +309,7 @@ function streamCompletion(res: ServerResponse, completion: BuiltCompletion, incl
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
-    'x-request-id': id('req_', 32),
+    'x-request-id': randomId('req_', 32),
     'openai-version': '2020-10-01',
     'openai-processing-ms': '1',
   });
@@ -389,7 +349,7 @@ function modelObject(model: string) {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': id('req_', 32), 'openai-version': '2020-10-01', ...headers });
+  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': randomId('req_', 32), 'openai-version': '2020-10-01', ...headers });
   res.end(JSON.stringify(body));
 }
 
@@ -401,28 +361,9 @@ function sendError(res: ServerResponse, error: ScriptedError): void {
   sendJson(res, error.status, { error: { message: error.message, type, param: error.param ?? null, code } }, headers);
 }
 
-/** Splits by code points, so no fragment ends inside a surrogate pair. Never empty. */
-function chunk(text: string, size: number): string[] {
-  const points = Array.from(text);
-  const out: string[] = [];
-  for (let i = 0; i < points.length; i += size) out.push(points.slice(i, i + size).join(''));
-  return out.length ? out : [''];
-}
 
-const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
-function id(prefix: string, length: number): string {
-  let out = prefix;
-  for (const b of randomBytes(length)) out += ALPHABET[b % ALPHABET.length];
-  return out;
-}
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
-function messageOf(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
 
 // ---------------------------------------------------------------------------
 // Helpers for scripted models
