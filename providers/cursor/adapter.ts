@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { isOtherOption } from '../../src/cards/draft.js';
 import type { Card, CardDraft, RelayMode } from '../../src/cards/model.js';
 import { ASK_USER, AskUserInputSchema, MAX_OPTIONS, MIN_OPTIONS, type AskUserInput } from './tool.js';
@@ -75,16 +74,6 @@ export function toCardDraft(raw: unknown): CardDraftResult {
       })),
     },
   };
-}
-
-/**
- * The tool call id a card is keyed by (the card id is derived from it): the MCP session,
- * the JSON-RPC request id and the arguments. Re-sending the same call in the same session
- * re-attaches to the card; any other call is a new card.
- */
-export function toolCallIdFor(mcpSessionId: string | undefined, requestId: string | number, args: unknown): string {
-  const argsHash = createHash('sha256').update(JSON.stringify(args ?? null)).digest('hex').slice(0, 16);
-  return `mcp:${mcpSessionId ?? '-'}:${typeof requestId}:${String(requestId)}:${argsHash}`;
 }
 
 const modeSentence = (mode: RelayMode) =>

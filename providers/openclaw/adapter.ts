@@ -116,4 +116,3 @@ export function toToolError(message: string): ToolError {
   return { content: [{ type: 'text', text: message }], isError: true };
 }
 
-export { toolCallIdFor } from '../cursor/adapter.js';

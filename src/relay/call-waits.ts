@@ -1,3 +1,4 @@
+import { createHash, randomUUID } from 'node:crypto';
 import type { Card, CardDraft } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { Relay } from './relay.js';
@@ -6,6 +7,16 @@ import type { Relay } from './relay.js';
 // make (or re-attach to) the card, keep the client alive with progress while it waits,
 // cancel the card when the client cancels or stays away, and turn the closed card into
 // the dialect's result. Each dialect (Cursor, OpenClaw) brings only its pure adapter.
+//
+// A call's identity outlives its MCP session and the relay process (see call-store.ts).
+// A call re-attaches to an earlier call's card when it is the same JSON-RPC request re-sent
+// on the same session, when it carries the same client key (`_meta["askrelay/callKey"]`,
+// which `askrelay mcp` sets), or when it has the same arguments as a call whose client went
+// away and whose result nobody has received yet. A card that another live call waits on is
+// never taken by an identical question from someone else.
+
+/** The `_meta` key under which a client names a call, so that a re-sent copy finds its card. */
+export const CALL_KEY = 'askrelay/callKey';
 
 export interface CallTiming {
   /** How often a progress notification goes out while the card waits (client sent a progressToken). */
@@ -21,6 +32,8 @@ export interface ToolCall {
   /** Mcp-Session-Id of the call, when the transport has one. */
   mcpSessionId?: string;
   requestId: string | number;
+  /** A key the client keeps for this call across reconnects (`_meta["askrelay/callKey"]`). */
+  clientKey?: string;
   progressToken?: string | number;
   /** Aborted by notifications/cancelled: the card is cancelled at once. */
   cancelled: AbortSignal;
@@ -28,11 +41,17 @@ export interface ToolCall {
   gone: AbortSignal;
   /** Sends notifications/progress for this call. */
   progress(progress: number, message: string): Promise<void>;
+  /**
+   * Settles after the call's result went out: true once it was written in full, false when the
+   * connection broke first (the result then stays available to a re-sent call for the grace).
+   */
+  delivered?: Promise<boolean>;
 }
 
 export interface CallDialect<Result, Failure> {
+  /** The provider id its cards carry; calls of one dialect never re-attach to another's cards. */
+  PROVIDER: string;
   toCardDraft(args: unknown): { ok: true; draft: CardDraft } | { ok: false; error: string };
-  toolCallIdFor(mcpSessionId: string | undefined, requestId: string | number, args: unknown): string;
   toToolResult(card: Card): Result;
   toToolError(message: string): Failure;
 }
@@ -58,15 +77,18 @@ export class CallWaits<Result, Failure> {
     private readonly relay: Relay,
     private readonly dialect: CallDialect<Result, Failure>,
     readonly timing: CallTiming = DEFAULT_TIMING,
-  ) {}
+  ) {
+    // Cards whose calls were cut off by a restart: their clients get the grace to re-send.
+    this.relay.calls.prune(this.relay.now());
+    for (const cardId of this.relay.calls.orphans(dialect.PROVIDER)) this.cancelLater(cardId);
+  }
 
   async call(call: ToolCall): Promise<Result | Failure> {
     const drafted = this.dialect.toCardDraft(call.arguments);
     if (!drafted.ok) return this.dialect.toToolError(drafted.error);
     let card: Card;
     try {
-      const toolCallId = this.dialect.toolCallIdFor(call.mcpSessionId, call.requestId, call.arguments);
-      card = this.relay.create({ ...drafted.draft, toolCallId });
+      card = this.attach(call) ?? this.open(call, drafted.draft);
     } catch (err) {
       if (err instanceof RelayError) return this.dialect.toToolError(err.message);
       throw err;
@@ -86,9 +108,41 @@ export class CallWaits<Result, Failure> {
       if (call.cancelled.aborted && !call.gone.aborted) card = this.relay.cancel(card.id);
       else this.cancelLater(card.id);
     }
-    return card.status === 'pending'
-      ? this.dialect.toToolError('The client went away before the card was answered.')
-      : this.dialect.toToolResult(card);
+    if (card.status === 'pending') return this.dialect.toToolError('The client went away before the card was answered.');
+    const cardId = card.id;
+    void (call.delivered ?? Promise.resolve(true)).then((written) => {
+      if (!written) return;
+      try {
+        this.relay.calls.delivered(cardId, this.relay.now());
+      } catch {
+        // The store closed meanwhile (shutdown): the record stays open, which only costs a re-ask.
+      }
+    });
+    return this.dialect.toToolResult(card);
+  }
+
+  /** An earlier call's card this call takes over, if any (see the top of this file). */
+  private attach(call: ToolCall): Card | undefined {
+    const candidates = this.relay.calls.open(this.dialect.PROVIDER, argsHash(call.arguments), call.clientKey);
+    for (const { cardId, clientKey } of candidates) {
+      const sameClient = call.clientKey !== undefined && clientKey === call.clientKey;
+      if (!sameClient && this.waiting.has(cardId)) continue;
+      const card = this.relay.find(cardId);
+      if (!card || card.status === 'cancelled') continue;
+      // A card closed while its client was away is handed over within the grace; a question
+      // asked again much later is asked again.
+      if (card.status === 'pending' || this.relay.now() - Date.parse(card.closedAt ?? '') <= this.timing.reattachGraceMs) return card;
+    }
+    return undefined;
+  }
+
+  /** A new card for the call; the same request re-sent on the same MCP session gets the same one. */
+  private open(call: ToolCall, draft: CardDraft): Card {
+    const hash = argsHash(call.arguments);
+    const origin = call.mcpSessionId ? `${call.mcpSessionId}:${typeof call.requestId}:${call.requestId}` : randomUUID();
+    const card = this.relay.create({ ...draft, toolCallId: `mcp:${origin}:${hash}` });
+    this.relay.calls.record({ cardId: card.id, dialect: this.dialect.PROVIDER, argsHash: hash, clientKey: call.clientKey }, this.relay.now());
+    return card;
   }
 
   /** Ends the grace timers (the relay is shutting down). */
@@ -121,4 +175,14 @@ export class CallWaits<Result, Failure> {
     timer.unref();
     this.graceTimers.add(timer);
   }
+}
+
+/** The arguments' fingerprint, the same whatever order the client wrote their keys in. */
+function argsHash(args: unknown): string {
+  const canonical = JSON.stringify(args ?? null, (_key, value: unknown) =>
+    value && typeof value === 'object' && !Array.isArray(value)
+      ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
+      : value,
+  );
+  return createHash('sha256').update(canonical).digest('hex').slice(0, 32);
 }

@@ -3,6 +3,7 @@ import { checkAnswer, sameAnswer } from '../cards/answer.js';
 import { normalizeQuestions } from '../cards/draft.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus } from '../cards/model.js';
 import { RelayError } from '../errors.js';
+import type { CallStore } from '../store/call-store.js';
 import type { CardFilter, CardStore } from '../store/store.js';
 import { MAX_TIMER_MS, systemClock, type Clock } from './clock.js';
 import { Deadlines } from './deadlines.js';
@@ -36,6 +37,8 @@ export function cardIdFor(sessionId: string | null | undefined, toolCallId?: str
 
 export class Relay {
   readonly events: RelayEvents;
+  /** The MCP calls' cards (see call-waits.ts). */
+  readonly calls: CallStore;
   private readonly store: CardStore;
   private readonly clock: Clock;
   private readonly waits: RelayOptions['waits'];
@@ -44,6 +47,7 @@ export class Relay {
 
   constructor(options: RelayOptions) {
     this.store = options.store;
+    this.calls = options.store.calls;
     this.clock = options.clock ?? systemClock;
     this.events = options.events ?? new RelayEvents();
     this.waits = options.waits;
@@ -57,6 +61,11 @@ export class Relay {
     const pending = this.store.pendingDeadlines();
     pending.forEach(({ id, expiresAt }) => this.deadlines.add(id, expiresAt));
     return { expired, pending: pending.length };
+  }
+
+  /** The relay's clock (a fake one in tests). */
+  now(): number {
+    return this.clock.now();
   }
 
   stop(): void {
@@ -103,9 +112,14 @@ export class Relay {
   }
 
   get(id: string): Card {
-    const card = this.store.getCard(id);
+    const card = this.find(id);
     if (!card) throw new RelayError('not_found', `No card "${id}".`);
-    return this.expireIfDue(card);
+    return card;
+  }
+
+  find(id: string): Card | undefined {
+    const card = this.store.getCard(id);
+    return card && this.expireIfDue(card);
   }
 
   list(filter: CardFilter = {}): Card[] {

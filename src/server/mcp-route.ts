@@ -2,9 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { ServerResponse } from 'node:http';
 import type { Handler } from 'hono';
 import { parseDuration } from '../config.js';
-import { DEFAULT_TIMING, type CallTiming, type McpDialect, type ToolCall } from '../relay/call-waits.js';
+import { CALL_KEY, DEFAULT_TIMING, type CallTiming, type McpDialect, type ToolCall } from '../relay/call-waits.js';
 import type { Relay } from '../relay/relay.js';
 import { VERSION } from '../version.js';
 
@@ -42,6 +43,8 @@ interface McpSession {
   closed: boolean;
   /** Per running tools/call: aborted when the HTTP request carrying it goes away. */
   gone: Map<string, AbortController>;
+  /** Per running tools/call: whether the HTTP response carrying its result was written in full. */
+  delivered: Map<string, Promise<boolean>>;
 }
 
 const requestKey = (id: string | number) => `${typeof id}:${id}`;
@@ -50,6 +53,15 @@ function jsonRpcError(status: number, code: number, message: string): Response {
   return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
     status,
     headers: { 'content-type': 'application/json' },
+  });
+}
+
+/** True once Node's response was flushed in full ('finish'), false if its connection closed first. */
+function responseWritten(outgoing: ServerResponse | undefined): Promise<boolean> {
+  if (!outgoing) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    outgoing.once('finish', () => resolve(true));
+    outgoing.once('close', () => resolve(outgoing.writableFinished));
   });
 }
 
@@ -85,6 +97,7 @@ export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOpt
       active: 0,
       closed: false,
       gone: new Map(),
+      delivered: new Map(),
     };
     server.onclose = () => {
       session.closed = true;
@@ -103,21 +116,25 @@ export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOpt
       }
       const key = requestKey(extra.requestId);
       const gone = session.gone.get(key) ?? new AbortController();
+      const delivered = session.delivered.get(key);
       const cancelled = new AbortController();
       // The SDK aborts a call both for notifications/cancelled and when the session closes;
       // the session is marked closed (onclose) right after its aborts, before this runs.
       extra.signal.addEventListener('abort', () => queueMicrotask(() => (session.closed ? gone : cancelled).abort()), { once: true });
       const raw = request.params.arguments;
       const args = raw && NON_OBJECT in raw ? raw[NON_OBJECT] : raw;
+      const clientKey = request.params._meta?.[CALL_KEY];
       session.active += 1;
       try {
         const result = await waits.call({
           arguments: args,
           mcpSessionId: extra.sessionId,
           requestId: extra.requestId,
+          ...(typeof clientKey === 'string' && clientKey.length <= 200 ? { clientKey } : {}),
           progressToken: extra._meta?.progressToken,
           cancelled: cancelled.signal,
           gone: gone.signal,
+          ...(delivered ? { delivered } : {}),
           progress: (progress, message) =>
             extra.sendNotification({
               method: 'notifications/progress',
@@ -129,6 +146,7 @@ export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOpt
         session.active -= 1;
         session.lastSeen = Date.now();
         session.gone.delete(key);
+        session.delivered.delete(key);
       }
     });
 
@@ -173,11 +191,18 @@ export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOpt
       }
       if (calls.length) {
         req.signal.addEventListener('abort', () => calls.forEach((key) => session.gone.get(key)?.abort()), { once: true });
+        const written = responseWritten(c.env?.outgoing);
+        calls.forEach((key) => session.delivered.set(key, written));
       }
     }
 
     const response = await session.transport.handleRequest(req, parsedBody !== undefined ? { parsedBody } : undefined);
-    if (response.status !== 200) calls.forEach((key) => session.gone.delete(key));
+    if (response.status !== 200) {
+      calls.forEach((key) => {
+        session.gone.delete(key);
+        session.delivered.delete(key);
+      });
+    }
     if (!session.id && !session.closed) await session.server.close();
     return response;
   };

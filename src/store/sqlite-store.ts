@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Card } from '../cards/model.js';
+import { CallStore } from './call-store.js';
 import { SessionStore } from './session-store.js';
 import type { CardClose, CardFilter, CardStore, CloseResult, PendingDeadline } from './store.js';
 
@@ -28,6 +29,7 @@ export class SqliteStore implements CardStore {
   private readonly db: Database.Database;
   private readonly stmt;
   readonly sessions: SessionStore;
+  readonly calls: CallStore;
 
   constructor(file: string, options: SqliteOptions = {}) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -54,6 +56,7 @@ export class SqliteStore implements CardStore {
       deadlines: this.db.prepare(`SELECT id, expires_at AS expiresAt FROM cards WHERE status = 'pending'`),
     };
     this.sessions = new SessionStore(this.db);
+    this.calls = new CallStore(this.db);
   }
 
   insertCard(card: Card): { card: Card; created: boolean } {

@@ -76,6 +76,20 @@ async function nextCard(): Promise<Card> {
   throw new Error('no card was asked');
 }
 
+async function nextCardOn(target: TestRelay): Promise<Card> {
+  for (let i = 0; i < 500; i++) {
+    const card = target.relay.list({ status: 'pending' })[0];
+    if (card) return card;
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error('no card was asked');
+}
+
+async function waitFor(check: () => boolean, what: string) {
+  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
+  if (!check()) throw new Error(`timed out waiting for ${what}`);
+}
+
 async function answer(id: string, answers: unknown) {
   const res = await relay.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });
   expect(res.status).toBe(200);
@@ -143,6 +157,51 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
     await expect(pending).rejects.toThrow();
     for (let i = 0; i < 50 && relay.relay.get(card.id).status === 'pending'; i++) await new Promise((r) => setTimeout(r, 20));
     expect(relay.relay.get(card.id).status).toBe('cancelled');
+  });
+
+  it('a relay restart while a call waits: the bridge re-sends it and the client gets the answer from the same card', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'askrelay-mcp-restart-'));
+    let own = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data);
+    const port = new URL(own.url).port;
+    try {
+      const b = bridge({ ASKRELAY_URL: own.url, ASKRELAY_TOKEN: own.token });
+      await b.client.connect(b.transport);
+      const pending = call(b.client, { questions: [DB] }, { timeout: 60_000 });
+      const card = await nextCardOn(own);
+      await own.stop();
+      own = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data, port);
+      // The bridge comes back on its own and takes the card over; nothing new is asked.
+      await waitFor(() => /reconnected; re-sent 1 unanswered request/.test(b.stderr()), 'the bridge to reconnect');
+      await new Promise((r) => setTimeout(r, 1500)); // past the 1 s grace the restart gave the card
+      expect(own.relay.list().map((c) => [c.id, c.status])).toEqual([[card.id, 'pending']]);
+      const res = await own.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } } } });
+      expect(res.status).toBe(200);
+      const result = await pending;
+      expect(result.content).toEqual([{ type: 'text', text: 'Which database? → SQLite' }]);
+      expect(result.structuredContent?.cardId).toBe(card.id);
+      expect(b.stderr()).toMatch(/^askrelay mcp: lost the relay at .*; reconnecting \(1 unanswered\)\.\n/);
+      // It goes on working on the new session.
+      expect((await b.client.listTools()).tools.map((t) => t.name)).toEqual(['ask_user']);
+    } finally {
+      await own.stop();
+      rmSync(data, { recursive: true, force: true });
+    }
+  });
+
+  it('a relay that stays away: waiting calls get an error and the bridge exits 1 after ASKRELAY_MCP_RECONNECT', async () => {
+    const data = mkdtempSync(join(tmpdir(), 'askrelay-mcp-away-'));
+    const own = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data);
+    try {
+      const b = bridge({ ASKRELAY_URL: own.url, ASKRELAY_TOKEN: own.token, ASKRELAY_MCP_RECONNECT: '1s' });
+      await b.client.connect(b.transport);
+      const pending = call(b.client, { questions: [DB] }, { timeout: 60_000 });
+      await nextCardOn(own);
+      await own.stop();
+      await expect(pending).rejects.toThrow(/gave up reconnecting after 1 s: cannot reach the relay/);
+      expect(await b.exited).toBe(1);
+    } finally {
+      rmSync(data, { recursive: true, force: true });
+    }
   });
 
   it('a wrong token: the client gets an error, the bridge exits 1 saying why on stderr', async () => {

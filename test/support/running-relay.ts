@@ -11,12 +11,15 @@ export interface TestRelay extends RunningRelay {
   stop(): Promise<void>;
 }
 
-/** A real relay on an ephemeral loopback port with its own temporary SQLite file. */
-export async function startTestRelay(env: Record<string, string> = {}, dataDir?: string): Promise<TestRelay> {
+/**
+ * A real relay on an ephemeral loopback port with its own temporary SQLite file; give a data
+ * folder and a port to start it again where an earlier one stopped.
+ */
+export async function startTestRelay(env: Record<string, string> = {}, dataDir?: string, port = '0'): Promise<TestRelay> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-test-'));
   // Providers get the real environment (PATH, HOME for Claude Code) minus the relay's own settings.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
-  const config = serveConfig({ port: '0', data: dir }, { ...inherited, ASKRELAY_TOKEN: 'test-token', ...env });
+  const config = serveConfig({ port, data: dir }, { ...inherited, ASKRELAY_TOKEN: 'test-token', ...env });
   const running = await startRelay(config);
   return {
     ...running,
