@@ -2,6 +2,9 @@
 // (HTTP status, tool error, CLI exit code); the code and message stay the same everywhere.
 export const errorTable = {
   unauthorized: 401,
+  human_only: 403,
+  own_session: 403,
+  agents_not_allowed: 403,
   malformed_json: 400,
   invalid_request: 400,
   not_found: 404,

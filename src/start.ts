@@ -4,6 +4,9 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
 import type { ServeConfig } from './config.js';
+import { sessionFacts } from './relay/access.js';
+import { auditCardEvents } from './relay/audit.js';
+import { CardAccess } from './relay/card-access.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
@@ -40,16 +43,21 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const token = loadOrCreateToken(config.dataDir, config.token);
   const store = new SqliteStore(join(config.dataDir, DB_FILE));
   const relay = new Relay({ store, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
+  // Audited from the first event on: cards that expired while the relay was down included.
+  auditCardEvents(relay.events, store.audit);
   const { expired, pending } = relay.start();
+  const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
   const sessions = new SessionManager({
     relay,
+    access,
+    audit: store.audit,
     store: store.sessions,
     providers: PROVIDERS,
     env: config.env,
     stuckAfterMs: config.stuckAfterMs,
   });
   sessions.recover();
-  const app = createApp({ relay, sessions, token, mcpDialects: MCP_DIALECTS });
+  const app = createApp({ relay, access, audit: store.audit, sessions, token, mcpDialects: MCP_DIALECTS });
 
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
@@ -64,6 +72,9 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+  // Agents reach the relay here (ASKRELAY_URL in their environment); a wildcard host is reached on loopback.
+  const reach = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : host;
+  sessions.relayUrl = `http://${reach}:${port}/`;
 
   return {
     url: `http://${host}:${port}/`,

@@ -64,6 +64,8 @@ export const CardSchema = z.object({
   closedAt: z.string().optional(),
   answer: AnswerSchema.optional(),
   answeredBy: AnsweredBySchema.optional(),
+  /** Who asked: the agent of the card's session, an MCP client, or a person through the API. */
+  askedBy: AnsweredBySchema.optional(),
 });
 
 export type CardOption = z.infer<typeof OptionSchema>;
@@ -112,6 +114,7 @@ export interface CardDraft extends CardInput {
   origin?: 'native' | 'relay';
   kind?: 'question' | 'approval';
   relayMode?: RelayMode;
+  askedBy?: AnsweredBy;
 }
 
 export const isOpen = (card: Card) => card.status === 'pending';

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import type { Card, CardDraft } from '../cards/model.js';
+import type { AnsweredBy, Card, CardDraft } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { Relay } from './relay.js';
 
@@ -34,6 +34,9 @@ export interface ToolCall {
   requestId: string | number;
   /** A key the client keeps for this call across reconnects (`_meta["askrelay/callKey"]`). */
   clientKey?: string;
+  /** The relay session of the caller (an agent token's session), which the card belongs to. */
+  sessionId?: string | null;
+  askedBy?: AnsweredBy;
   progressToken?: string | number;
   /** Aborted by notifications/cancelled: the card is cancelled at once. */
   cancelled: AbortSignal;
@@ -123,7 +126,7 @@ export class CallWaits<Result, Failure> {
 
   /** An earlier call's card this call takes over, if any (see the top of this file). */
   private attach(call: ToolCall): Card | undefined {
-    const candidates = this.relay.calls.open(this.dialect.PROVIDER, argsHash(call.arguments), call.clientKey);
+    const candidates = this.relay.calls.open(this.dialect.PROVIDER, callHash(call), call.clientKey);
     for (const { cardId, clientKey } of candidates) {
       const sameClient = call.clientKey !== undefined && clientKey === call.clientKey;
       if (!sameClient && this.waiting.has(cardId)) continue;
@@ -138,9 +141,14 @@ export class CallWaits<Result, Failure> {
 
   /** A new card for the call; the same request re-sent on the same MCP session gets the same one. */
   private open(call: ToolCall, draft: CardDraft): Card {
-    const hash = argsHash(call.arguments);
+    const hash = callHash(call);
     const origin = call.mcpSessionId ? `${call.mcpSessionId}:${typeof call.requestId}:${call.requestId}` : randomUUID();
-    const card = this.relay.create({ ...draft, toolCallId: `mcp:${origin}:${hash}` });
+    const card = this.relay.create({
+      ...draft,
+      toolCallId: `mcp:${origin}:${hash}`,
+      sessionId: call.sessionId ?? null,
+      ...(call.askedBy ? { askedBy: call.askedBy } : {}),
+    });
     this.relay.calls.record({ cardId: card.id, dialect: this.dialect.PROVIDER, argsHash: hash, clientKey: call.clientKey }, this.relay.now());
     return card;
   }
@@ -177,9 +185,12 @@ export class CallWaits<Result, Failure> {
   }
 }
 
+/** Who asked what: a call only ever re-attaches to a card of the same caller with the same arguments. */
+const callHash = (call: ToolCall) => argsHash({ by: call.askedBy?.id ?? null, args: call.arguments ?? null });
+
 /** The arguments' fingerprint, the same whatever order the client wrote their keys in. */
 function argsHash(args: unknown): string {
-  const canonical = JSON.stringify(args ?? null, (_key, value: unknown) =>
+  const canonical = JSON.stringify(args, (_key, value: unknown) =>
     value && typeof value === 'object' && !Array.isArray(value)
       ? Object.fromEntries(Object.entries(value).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))
       : value,

@@ -99,6 +99,7 @@ export class Relay {
       questions,
       selectSeveral: draft.selectSeveral ?? false,
       relayMode: draft.relayMode ?? 'autopilot',
+      ...(draft.askedBy ? { askedBy: draft.askedBy } : {}),
       status: 'pending',
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + waitMs).toISOString(),

@@ -1,5 +1,12 @@
 import { Hono } from 'hono';
+import type { Card } from '../cards/model.js';
+import type { Principal } from '../relay/access.js';
+import type { CardAccess } from '../relay/card-access.js';
+import type { RelayEventName } from '../relay/events.js';
 import type { Relay } from '../relay/relay.js';
+import type { Session } from '../sessions/model.js';
+import type { AuditStore } from '../store/audit-store.js';
+import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { VERSION } from '../version.js';
 import { login, logout, requireToken } from './auth.js';
@@ -13,6 +20,9 @@ import { webPage } from './web-page.js';
 
 export interface AppOptions {
   relay: Relay;
+  /** The cards as each caller may see them (the access rules). */
+  access: CardAccess;
+  audit: AuditStore;
   sessions: SessionManager;
   token: string;
   /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
@@ -21,7 +31,8 @@ export interface AppOptions {
   mcpDialects?: Record<string, McpDialect>;
 }
 
-export function createApp({ relay, sessions, token, mcp, mcpDialects = {} }: AppOptions) {
+export function createApp({ relay, access, audit, sessions, token, mcp, mcpDialects = {} }: AppOptions) {
+  const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text) };
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
@@ -29,15 +40,27 @@ export function createApp({ relay, sessions, token, mcp, mcpDialects = {} }: App
   app.get('/api/health', (c) => c.json({ ok: true, version: VERSION }));
   app.post('/api/login', (c) => login(c, token));
   app.post('/api/logout', (c) => logout(c));
-  app.use('/api/*', requireToken(token));
-  app.route('/api/cards', cardRoutes(relay));
+  app.use('/api/*', requireToken(tokens));
+  app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions));
-  app.get('/api/events', eventsRoute(relay.events));
+  app.route('/api/audit', auditRoutes(audit));
+  app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, sessions, who, name, data)));
   const mcpOptions = mcp ?? { timing: mcpTimingFromEnv(process.env) };
-  app.use('/mcp', requireToken(token));
-  app.use('/mcp/*', requireToken(token));
-  for (const [path, dialect] of Object.entries(mcpDialects)) app.all(path, mcpRoute(relay, dialect, mcpOptions));
+  app.use('/mcp', requireToken(tokens));
+  app.use('/mcp/*', requireToken(tokens));
+  for (const [path, dialect] of Object.entries(mcpDialects)) {
+    app.all(path, mcpRoute(access, dialect, { ...mcpOptions, ...(sessions.toolbox ? { toolbox: sessions.toolbox } : {}) }));
+  }
 
   webPage(app);
   return app;
+}
+
+/** Whether an agent's event stream carries this event: cards it may see, its own and watched sessions. */
+function shows(access: CardAccess, sessions: SessionManager, who: Principal, name: RelayEventName, data: unknown): boolean {
+  if (name === 'session.updated') {
+    const id = (data as Session).id;
+    return who.kind === 'human' || id === who.sessionId || sessions.watches(who.id, id);
+  }
+  return access.canSee(who, data as Card);
 }

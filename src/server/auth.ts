@@ -3,11 +3,13 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
+import { HUMAN_OPERATOR, type Principal } from '../relay/access.js';
 import { readJson } from './http.js';
 
 // The operator's token is the human. Scripts send it as a bearer token; the web page,
 // whose EventSource cannot send headers, presents it once to /api/login and then holds a
-// cookie derived from it (never the token itself, and never in a URL).
+// cookie derived from it (never the token itself, and never in a URL). Each session's
+// agent token is that session's agent (src/relay/access.ts decides what it may do).
 
 export const COOKIE = 'askrelay_session';
 
@@ -24,29 +26,47 @@ function equal(a: string, b: string): boolean {
 const SURFACE_HEADER = 'x-askrelay-surface';
 const SURFACE_NAME = /^[a-z][a-z0-9-]{0,31}$/;
 
-/** The surface of an authorized request, or undefined when it is not authorized. */
-export function authorizedSurface(c: Context, token: string): string | undefined {
+/** Who may call: the operator's token, and the running sessions' agent tokens. */
+export interface Tokens {
+  operator: string;
+  /** The running session an agent token belongs to; undefined for any other text. */
+  agentSession(token: string): string | undefined;
+}
+
+/** Who sent an authorized request, or undefined when it is not authorized. */
+export function principalOf(c: Context, tokens: Tokens): Principal | undefined {
   const header = c.req.header('authorization') ?? '';
   const bearer = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
   if (bearer) {
-    if (!equal(bearer, token)) return undefined;
     const named = c.req.header(SURFACE_HEADER)?.trim().toLowerCase() ?? '';
-    return SURFACE_NAME.test(named) ? named : 'api';
+    const surface = SURFACE_NAME.test(named) ? named : 'api';
+    if (equal(bearer, tokens.operator)) return HUMAN_OPERATOR(surface);
+    const sessionId = tokens.agentSession(bearer);
+    return sessionId ? { kind: 'agent', id: sessionId, sessionId, surface } : undefined;
   }
   const cookie = getCookie(c, COOKIE);
-  return cookie !== undefined && equal(cookie, cookieValue(token)) ? 'web' : undefined;
+  return cookie !== undefined && equal(cookie, cookieValue(tokens.operator)) ? HUMAN_OPERATOR('web') : undefined;
 }
 
-export type AuthEnv = { Variables: { surface: string } };
+export type AuthEnv = { Variables: { surface: string; principal: Principal } };
 
-export function requireToken(token: string): MiddlewareHandler<AuthEnv> {
+export function requireToken(tokens: Tokens): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
-    const surface = authorizedSurface(c, token);
-    if (!surface) throw new RelayError('unauthorized', 'Send the relay token as "Authorization: Bearer <token>".');
-    c.set('surface', surface);
+    const principal = principalOf(c, tokens);
+    if (!principal) throw new RelayError('unauthorized', 'Send the relay token as "Authorization: Bearer <token>".');
+    c.set('principal', principal);
+    c.set('surface', principal.surface);
     await next();
   };
 }
+
+/** Routes only the human may use (settings, starting sessions, the audit log). */
+export const humanOnly: MiddlewareHandler<AuthEnv> = async (c, next) => {
+  if (c.get('principal').kind !== 'human') {
+    throw new RelayError('human_only', 'Only the human (the relay token) can do this; an agent token cannot.');
+  }
+  await next();
+};
 
 const LoginSchema = z.object({ token: z.string() });
 

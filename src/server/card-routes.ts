@@ -1,9 +1,8 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { AnswerSchema, CardInputSchema, CardStatusSchema } from '../cards/model.js';
-import { parseReply } from '../cards/reply-parser.js';
 import { RelayError } from '../errors.js';
-import type { Relay } from '../relay/relay.js';
+import type { CardAccess } from '../relay/card-access.js';
 import type { AuthEnv } from './auth.js';
 import { readJson } from './http.js';
 
@@ -18,6 +17,8 @@ const ListQuerySchema = z.object({
 
 const MAX_WAIT_SECONDS = 3600;
 
+const idempotencyKey = (header: string | undefined) => header?.trim() || undefined;
+
 function waitTimeout(raw: string | undefined): number {
   if (raw === undefined) return 30;
   const seconds = Number(raw);
@@ -27,13 +28,14 @@ function waitTimeout(raw: string | undefined): number {
   return seconds;
 }
 
-export function cardRoutes(relay: Relay) {
+// Every route reads and answers through CardAccess as the caller (the human or a session's
+// agent), so an agent sees only what it may (404 otherwise) and is refused what it may not.
+export function cardRoutes(access: CardAccess) {
   const app = new Hono<AuthEnv>();
-  const human = (surface: string) => ({ kind: 'human' as const, id: 'operator', surface });
 
   app.post('/', async (c) => {
     const input = await readJson(c, CardInputSchema);
-    return c.json(relay.create(input), 201);
+    return c.json(access.create(c.get('principal'), input), 201);
   });
 
   app.get('/', (c) => {
@@ -41,43 +43,39 @@ export function cardRoutes(relay: Relay) {
     if (!query.success) {
       throw new RelayError('invalid_request', `status must be one of ${CardStatusSchema.options.join(', ')}; limit a positive whole number; order oldest or newest.`);
     }
-    return c.json({ cards: relay.list(query.data) });
+    return c.json({ cards: access.list(c.get('principal'), query.data) });
   });
 
-  app.get('/:id', (c) => c.json(relay.get(c.req.param('id'))));
+  app.get('/:id', (c) => c.json(access.get(c.get('principal'), c.req.param('id'))));
 
   app.post('/:id/answer', async (c) => {
     const id = c.req.param('id');
+    const who = c.get('principal');
     const body = await readJson(c, AnswerBodySchema).catch((err: unknown) => {
-      relay.get(id); // an unknown card is 404 before anything about the body
+      access.get(who, id); // an unknown card is 404 before anything about the body
       throw err;
     });
-    const key = c.req.header('idempotency-key')?.trim() || undefined;
-    return c.json(relay.answer(id, body.answers, { idempotencyKey: key, by: human(c.get('surface')) }));
+    return c.json(access.answer(who, id, body.answers, idempotencyKey(c.req.header('idempotency-key'))));
   });
 
   // What a person typed, read with the plain-text rules (reply-parser.ts), then answered
   // exactly like /answer.
   app.post('/:id/reply', async (c) => {
     const id = c.req.param('id');
+    const who = c.get('principal');
     const body = await readJson(c, ReplyBodySchema).catch((err: unknown) => {
-      relay.get(id); // an unknown card is 404 before anything about the body
+      access.get(who, id); // an unknown card is 404 before anything about the body
       throw err;
     });
-    const card = relay.get(id);
-    const by = human(c.get('surface'));
-    const key = c.req.header('idempotency-key')?.trim() || undefined;
-    // A closed card refuses (410) before its text is read; relay.answer says so.
-    if (card.status !== 'pending' && card.status !== 'answered') return c.json(relay.answer(id, {}, { by }));
-    return c.json(relay.answer(id, parseReply(card, body.text), { idempotencyKey: key, by }));
+    return c.json(access.reply(who, id, body.text, idempotencyKey(c.req.header('idempotency-key'))));
   });
 
-  app.post('/:id/skip', (c) => c.json(relay.skip(c.req.param('id'), human(c.get('surface')))));
+  app.post('/:id/skip', (c) => c.json(access.skip(c.get('principal'), c.req.param('id'))));
 
   app.get('/:id/wait', async (c) => {
     const id = c.req.param('id');
     const seconds = waitTimeout(c.req.query('timeout'));
-    const card = await relay.wait(id, seconds * 1000, c.req.raw.signal);
+    const card = await access.wait(c.get('principal'), id, seconds * 1000, c.req.raw.signal);
     return card ? c.json(card) : c.body(null, 204);
   });
 

@@ -1,7 +1,9 @@
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
-import type { RelayEvents } from '../relay/events.js';
+import type { Principal } from '../relay/access.js';
+import type { RelayEventName, RelayEvents } from '../relay/events.js';
+import type { AuthEnv } from './auth.js';
 
 const HEARTBEAT_MS = 15_000;
 // A client that stops reading is cut off rather than buffered without end; it reconnects
@@ -20,9 +22,11 @@ function frame(name: string, data: unknown): string {
 // Server-Sent Events: every committed change, as it happens. Written straight to Node's
 // response, inside the emit, so an event leaves before the request that caused it is
 // even answered. Events carry no replay ids: a client that reconnects reloads its lists.
-export function eventsRoute(events: RelayEvents) {
-  return (c: Context<{ Bindings: HttpBindings }>) => {
+// An agent token gets only the events of cards and sessions it may see (`shows`).
+export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: RelayEventName, data: unknown) => boolean) {
+  return (c: Context<{ Bindings: HttpBindings } & AuthEnv>) => {
     const res = c.env.outgoing;
+    const who = c.get('principal');
     res.writeHead(200, {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
@@ -35,7 +39,9 @@ export function eventsRoute(events: RelayEvents) {
       else res.write(text);
     };
     send('retry: 2000\n: connected\n\n');
-    const unsubscribe = events.subscribe((name, data) => send(frame(name, data)));
+    const unsubscribe = events.subscribe((name, data) => {
+      if (who.kind === 'human' || shows(who, name, data)) send(frame(name, data));
+    });
     const heartbeat = setInterval(() => send(': ping\n\n'), HEARTBEAT_MS);
     res.on('close', () => {
       clearInterval(heartbeat);

@@ -3,22 +3,34 @@ import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { ServerResponse } from 'node:http';
+import type { HttpBindings } from '@hono/node-server';
 import type { Handler } from 'hono';
 import { parseDuration } from '../config.js';
 import { CALL_KEY, DEFAULT_TIMING, type CallTiming, type McpDialect, type ToolCall } from '../relay/call-waits.js';
-import type { Relay } from '../relay/relay.js';
+import { answeredBy, type Principal } from '../relay/access.js';
+import type { CardAccess } from '../relay/card-access.js';
+import { isRelayTool, RELAY_TOOL_DEFINITIONS, type RelayToolbox } from '../sessions/relay-tool.js';
+import type { AuthEnv } from './auth.js';
+import type { CardDraft } from '../cards/model.js';
 import { VERSION } from '../version.js';
 
 // /mcp: askrelay's MCP server over Streamable HTTP (behind the bearer token, see app.ts).
 // Sessions are stateful (Mcp-Session-Id) so that notifications/cancelled reaches the call
 // it cancels; each session is one SDK Server on one transport, kept in memory and dropped
 // after a day without requests. The only tool is ask_user, in the dialect the route is
-// made for: Cursor's at /mcp, OpenClaw's at /mcp/openclaw.
+// made for: Cursor's at /mcp, OpenClaw's at /mcp/openclaw; and the relay tool
+// (list_questions, answer_question, start_session, watch_session).
+//
+// Who calls: an MCP client is an agent. With a session's agent token it is that session's
+// agent; with the operator's token it is an agent of no session ("mcp"), which may answer
+// what agents may answer but never an approval card.
 
 export interface McpRouteOptions {
   timing?: Partial<CallTiming>;
   /** A session with no request and no running call for this long is closed. */
   sessionIdleMs?: number;
+  /** The relay tool; without it the route serves only the ask tool. */
+  toolbox?: RelayToolbox;
 }
 
 const DEFAULT_IDLE_MS = 24 * 3600 * 1000;
@@ -36,6 +48,8 @@ export function mcpTimingFromEnv(env: NodeJS.ProcessEnv): CallTiming {
 
 interface McpSession {
   id?: string;
+  /** Who opened the session; every later request must come from the same caller. */
+  caller: Principal;
   server: Server;
   transport: WebStandardStreamableHTTPServerTransport;
   lastSeen: number;
@@ -68,8 +82,15 @@ function responseWritten(outgoing: ServerResponse | undefined): Promise<boolean>
 const isObject = (value: unknown): value is Record<string, unknown> =>
   typeof value === 'object' && value !== null && !Array.isArray(value);
 
-export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOptions = {}): Handler {
+/** The MCP caller behind an HTTP caller: always an agent. */
+function mcpCaller(who: Principal): Principal {
+  return who.kind === 'human' ? { kind: 'agent', id: 'mcp', sessionId: null, surface: 'mcp' } : { ...who, surface: 'mcp' };
+}
+
+export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRouteOptions = {}): Handler<AuthEnv & { Bindings: HttpBindings }> {
   const { tool } = dialect;
+  const { relay } = access;
+  const { toolbox } = options;
   const waits = dialect.waits(relay, { ...DEFAULT_TIMING, ...options.timing });
   const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
   const sessions = new Map<string, McpSession>();
@@ -82,9 +103,10 @@ export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOpt
   }, Math.min(idleMs, 10 * 60 * 1000));
   sweep.unref();
 
-  async function openSession(): Promise<McpSession> {
+  async function openSession(caller: Principal): Promise<McpSession> {
     const server = new Server({ name: 'askrelay', version: VERSION }, { capabilities: { tools: {} } });
     const session: McpSession = {
+      caller,
       server,
       transport: new WebStandardStreamableHTTPServerTransport({
         sessionIdGenerator: () => randomUUID(),
@@ -107,12 +129,20 @@ export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOpt
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: [
         { ...tool, annotations: { readOnlyHint: true, openWorldHint: false } },
+        ...(toolbox ? RELAY_TOOL_DEFINITIONS.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) : []),
       ],
     }));
 
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
-      if (request.params.name !== tool.name) {
-        throw new McpError(ErrorCode.InvalidParams, `There is no tool "${request.params.name}"; this server offers ${tool.name}.`);
+      const { name } = request.params;
+      if (toolbox && isRelayTool(name)) {
+        const ask = async (draft: CardDraft) => relay.settle(access.create(caller, draft).id, extra.signal);
+        const result = await toolbox.call(caller, name, request.params.arguments ?? {}, ask);
+        return { content: [{ type: 'text', text: result.text }], ...(result.isError ? { isError: true } : {}) };
+      }
+      if (name !== tool.name) {
+        const names = [tool.name, ...(toolbox ? RELAY_TOOL_DEFINITIONS.map((t) => t.name) : [])].join(', ');
+        throw new McpError(ErrorCode.InvalidParams, `There is no tool "${name}"; this server offers ${names}.`);
       }
       const key = requestKey(extra.requestId);
       const gone = session.gone.get(key) ?? new AbortController();
@@ -130,6 +160,8 @@ export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOpt
           arguments: args,
           mcpSessionId: extra.sessionId,
           requestId: extra.requestId,
+          sessionId: caller.kind === 'agent' ? caller.sessionId : null,
+          askedBy: answeredBy(caller),
           ...(typeof clientKey === 'string' && clientKey.length <= 200 ? { clientKey } : {}),
           progressToken: extra._meta?.progressToken,
           cancelled: cancelled.signal,
@@ -157,14 +189,16 @@ export function mcpRoute(relay: Relay, dialect: McpDialect, options: McpRouteOpt
   return async (c) => {
     const req = c.req.raw;
     const sessionId = req.headers.get('mcp-session-id');
+    const caller = mcpCaller(c.get('principal'));
     let session: McpSession;
     if (sessionId) {
       const known = sessions.get(sessionId);
-      if (!known) return jsonRpcError(404, -32001, 'Session not found (the relay may have restarted); start a new session.');
+      // Another caller's session does not exist for this one.
+      if (!known || known.caller.id !== caller.id) return jsonRpcError(404, -32001, 'Session not found (the relay may have restarted); start a new session.');
       session = known;
     } else {
       // Only an initialize request may come without a session; the transport refuses the rest.
-      session = await openSession();
+      session = await openSession(caller);
     }
     session.lastSeen = Date.now();
 

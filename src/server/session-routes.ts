@@ -1,22 +1,47 @@
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
+import { z } from 'zod';
+import { RelayError } from '../errors.js';
 import { SessionMessageSchema, StartSessionSchema } from '../sessions/model.js';
 import type { SessionManager } from '../sessions/manager.js';
-import type { AuthEnv } from './auth.js';
+import { humanOnly, type AuthEnv } from './auth.js';
 import { readJson } from './http.js';
 
+const SessionPatchSchema = z.object({ agentsMayAnswer: z.boolean() }).strict();
+
+// The human runs sessions; an agent token may read its own session and the sessions the
+// human let it watch (others are 404). Agents start and watch sessions through the relay
+// tool, which asks the human first.
 export function sessionRoutes(sessions: SessionManager) {
   const app = new Hono<AuthEnv>();
 
-  app.post('/', async (c) => c.json(sessions.start(await readJson(c, StartSessionSchema)), 201));
-  app.get('/', (c) => c.json({ sessions: sessions.list() }));
-  app.get('/:id', (c) => c.json(sessions.get(c.req.param('id'))));
+  const visible = (c: Context<AuthEnv>, id: string) => {
+    const who = c.get('principal');
+    if (who.kind === 'human' || id === who.sessionId || sessions.watches(who.id, id)) return sessions.get(id);
+    sessions.get(id); // an unknown session is 404 either way
+    throw new RelayError('not_found', `No session "${id}".`);
+  };
+
+  app.post('/', humanOnly, async (c) => c.json(sessions.start(await readJson(c, StartSessionSchema)), 201));
+  app.get('/', (c) => {
+    const who = c.get('principal');
+    const all = sessions.list();
+    return c.json({ sessions: who.kind === 'human' ? all : all.filter((s) => s.id === who.sessionId || sessions.watches(who.id, s.id)) });
+  });
+  app.get('/:id', (c) => c.json(visible(c, c.req.param('id'))));
+  app.patch('/:id', humanOnly, async (c) => {
+    const id = c.req.param('id');
+    sessions.get(id); // an unknown session is 404 before anything about the body
+    const { agentsMayAnswer } = await readJson(c, SessionPatchSchema);
+    return c.json(sessions.setAgentsMayAnswer(id, agentsMayAnswer, c.get('principal')));
+  });
+  app.use('/:id/messages', humanOnly);
   app.post('/:id/messages', async (c) => {
     const id = c.req.param('id');
     sessions.get(id); // an unknown session is 404 before anything about the body
     const { text } = await readJson(c, SessionMessageSchema);
     return c.json(sessions.message(id, text));
   });
-  app.delete('/:id', async (c) => c.json(await sessions.stop(c.req.param('id'))));
+  app.delete('/:id', humanOnly, async (c) => c.json(await sessions.stop(c.req.param('id'))));
 
   return app;
 }

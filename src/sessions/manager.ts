@@ -2,9 +2,13 @@ import { randomBytes } from 'node:crypto';
 import type { Card, CardDraft } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import { systemClock, type Clock } from '../relay/clock.js';
+import type { Principal } from '../relay/access.js';
+import type { CardAccess } from '../relay/card-access.js';
 import type { Relay } from '../relay/relay.js';
+import type { AuditStore } from '../store/audit-store.js';
 import type { SessionPatch, SessionStore } from '../store/session-store.js';
 import type { ProviderId, Session, SessionStatus, StartSession, TranscriptEntry } from './model.js';
+import { RELAY_TOOL_DEFINITIONS, RelayToolbox } from './relay-tool.js';
 import type { Runner, RunnerContext, RunnerFactory } from './runner.js';
 
 // Runs agent sessions: starts a provider's runner, keeps status and transcript, hands
@@ -19,6 +23,10 @@ export interface SessionManagerOptions {
   clock?: Clock;
   /** A running turn with no activity for this long is shown as stuck. */
   stuckAfterMs?: number;
+  /** The cards as each principal sees them; with it, every session gets the relay tool. */
+  access?: CardAccess;
+  /** Where changes of a session's permissions are recorded. */
+  audit?: AuditStore;
 }
 
 interface Live {
@@ -34,12 +42,54 @@ export class SessionManager {
   private readonly clock: Clock;
   private readonly env: NodeJS.ProcessEnv;
   private watchdog?: NodeJS.Timeout;
+  readonly toolbox?: RelayToolbox;
+  /** The relay's own address once it listens, handed to agents as ASKRELAY_URL. */
+  relayUrl?: string;
 
   constructor(private readonly options: SessionManagerOptions) {
     this.clock = options.clock ?? systemClock;
-    // Agents run tools and shells: the relay's token never reaches a provider.
+    // Agents run tools and shells: the operator's token never reaches a provider; each
+    // agent gets its own session's token instead (see context()).
     const { ASKRELAY_TOKEN: _token, ...env } = options.env ?? process.env;
     this.env = env;
+    if (options.access) this.toolbox = new RelayToolbox(options.access, this);
+  }
+
+  /** The running session an agent token belongs to (stopped and failed sessions' tokens are void). */
+  sessionOfToken(token: string): string | undefined {
+    const id = this.options.store.sessionOfToken(token);
+    const status = id ? this.options.store.get(id)?.status : undefined;
+    return id && status && !CLOSED.includes(status) ? id : undefined;
+  }
+
+  /** The session's agent token (made on first use, kept across restarts). */
+  agentToken(id: string): string {
+    return this.options.store.agentToken(id, () => `asa_${randomBytes(24).toString('base64url')}`);
+  }
+
+  /** The human lets other agents answer this session's cards, or stops letting them. */
+  setAgentsMayAnswer(id: string, allowed: boolean, by: Principal): Session {
+    const session = this.get(id);
+    if (session.agentsMayAnswer !== allowed) {
+      this.update(id, { agentsMayAnswer: allowed });
+      this.options.audit?.append({
+        at: new Date(this.clock.now()).toISOString(),
+        event: 'session.permission',
+        sessionId: id,
+        actor: { kind: by.kind, id: by.id },
+        surface: by.surface,
+        detail: { agentsMayAnswer: allowed },
+      });
+    }
+    return this.get(id);
+  }
+
+  grantWatch(watcher: string, target: string): void {
+    this.options.store.grantWatch(watcher, target, this.clock.now());
+  }
+
+  watches(watcher: string, target: string): boolean {
+    return this.options.store.watches(watcher, target);
   }
 
   start(input: StartSession): Session {
@@ -141,13 +191,30 @@ export class SessionManager {
   private context(session: Session, live: Live): RunnerContext {
     const { relay, store } = this.options;
     const id = session.id;
-    return {
+    const token = this.agentToken(id);
+    const agent: Principal = { kind: 'agent', id, sessionId: id, surface: 'relay-tool' };
+    const toolbox = this.toolbox;
+    const manager = this;
+    const ctx: RunnerContext = {
       session,
       signal: live.controller.signal,
-      env: this.env,
+      // Read when the runner starts its SDK: by then the relay listens and knows its URL.
+      get env() {
+        return { ...manager.env, ASKRELAY_TOKEN: token, ...(manager.relayUrl ? { ASKRELAY_URL: manager.relayUrl } : {}) };
+      },
+      ...(toolbox
+        ? {
+            relayTools: {
+              definitions: RELAY_TOOL_DEFINITIONS,
+              call: (name: string, args: unknown, toolCallId?: string) =>
+                toolbox.call(agent, name, args, (draft) => ctx.ask({ ...draft, ...(toolCallId ? { toolCallId } : {}) })),
+            },
+          }
+        : {}),
       ask: async (draft: CardDraft): Promise<Card> => {
         const card = relay.create({
           relayMode: session.relayMode,
+          askedBy: { kind: 'agent', id, surface: session.provider },
           ...draft,
           sessionId: id,
           provider: session.provider,
@@ -163,6 +230,7 @@ export class SessionManager {
       loadState: <T>() => store.loadState<T>(id),
       saveState: (state) => store.saveState(id, state),
     };
+    return ctx;
   }
 
   private runTurn(id: string, turn: () => Promise<void>): void {

@@ -1,5 +1,6 @@
 import type { Card, CardDraft } from '../cards/model.js';
 import type { Session, TranscriptEntry } from './model.js';
+import type { RelayToolDefinition, RelayToolResult } from './relay-tool.js';
 
 // The seam between the session manager and a provider's runner. A runner owns the SDK
 // and its I/O; everything else (cards, waiting, transcript, status) goes through here.
@@ -23,8 +24,20 @@ export interface RunnerContext {
   /** Durable provider state (e.g. the Messages API conversation), kept across restarts. */
   loadState<T>(): T | undefined;
   saveState(state: unknown): void;
-  /** Provider endpoint settings read from the environment (see DESIGN.md). */
+  /**
+   * Provider endpoint settings read from the environment (see DESIGN.md), plus the
+   * session's own ASKRELAY_TOKEN (its agent token) and ASKRELAY_URL for the agent's shell.
+   */
   readonly env: NodeJS.ProcessEnv;
+  /**
+   * The relay tool (list_questions, answer_question, start_session, watch_session) as this
+   * session's agent; the runner offers the definitions to its model in the provider's form
+   * and hands each call here. Approval cards it raises make the turn wait like ask().
+   */
+  readonly relayTools?: {
+    readonly definitions: readonly RelayToolDefinition[];
+    call(name: string, args: unknown, toolCallId?: string): Promise<RelayToolResult>;
+  };
 }
 
 // A turn ends when start() or send() resolves (the session then waits for the user's next

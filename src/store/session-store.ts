@@ -2,7 +2,8 @@ import type Database from 'better-sqlite3';
 import type { Session, TranscriptEntry } from '../sessions/model.js';
 
 // Sessions live in the same SQLite file as the cards: the record, its transcript (one
-// row per entry, appended) and the provider's own durable state (one JSON blob).
+// row per entry, appended) and the provider's own durable state (one JSON blob); also each
+// session's agent token and the watches the human approved (see src/relay/access.ts).
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -12,6 +13,16 @@ CREATE TABLE IF NOT EXISTS sessions (
   data        TEXT NOT NULL,
   state       TEXT
 );
+CREATE TABLE IF NOT EXISTS agent_tokens (
+  token       TEXT PRIMARY KEY,
+  session_id  TEXT NOT NULL UNIQUE
+);
+CREATE TABLE IF NOT EXISTS watch_grants (
+  watcher     TEXT NOT NULL,
+  target      TEXT NOT NULL,
+  granted_at  INTEGER NOT NULL,
+  PRIMARY KEY (watcher, target)
+);
 CREATE TABLE IF NOT EXISTS transcript (
   session_id  TEXT NOT NULL,
   seq         INTEGER NOT NULL,
@@ -20,7 +31,7 @@ CREATE TABLE IF NOT EXISTS transcript (
 );
 `;
 
-export type SessionPatch = Partial<Pick<Session, 'status' | 'error' | 'updatedAt' | 'model'>>;
+export type SessionPatch = Partial<Pick<Session, 'status' | 'error' | 'updatedAt' | 'model' | 'agentsMayAnswer'>>;
 
 export class SessionStore {
   private readonly stmt;
@@ -40,6 +51,11 @@ export class SessionStore {
       transcript: db.prepare('SELECT data FROM transcript WHERE session_id = ? ORDER BY seq').pluck(),
       getState: db.prepare('SELECT state FROM sessions WHERE id = ?').pluck(),
       setState: db.prepare('UPDATE sessions SET state = ? WHERE id = ?'),
+      setToken: db.prepare('INSERT INTO agent_tokens (token, session_id) VALUES (?, ?) ON CONFLICT (session_id) DO NOTHING'),
+      tokenOf: db.prepare('SELECT token FROM agent_tokens WHERE session_id = ?').pluck(),
+      sessionOf: db.prepare('SELECT session_id FROM agent_tokens WHERE token = ?').pluck(),
+      grant: db.prepare('INSERT INTO watch_grants (watcher, target, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
+      watches: db.prepare('SELECT 1 FROM watch_grants WHERE watcher = ? AND target = ?').pluck(),
     };
   }
 
@@ -86,5 +102,25 @@ export class SessionStore {
 
   saveState(id: string, state: unknown): void {
     this.stmt.setState.run(JSON.stringify(state), id);
+  }
+
+  /** The session's agent token, made once and kept, so a resumed agent keeps the same one. */
+  agentToken(id: string, make: () => string): string {
+    const existing = this.stmt.tokenOf.get(id) as string | undefined;
+    if (existing) return existing;
+    this.stmt.setToken.run(make(), id);
+    return this.stmt.tokenOf.get(id) as string;
+  }
+
+  sessionOfToken(token: string): string | undefined {
+    return (this.stmt.sessionOf.get(token) as string | undefined) ?? undefined;
+  }
+
+  grantWatch(watcher: string, target: string, now: number): void {
+    this.stmt.grant.run(watcher, target, now);
+  }
+
+  watches(watcher: string, target: string): boolean {
+    return this.stmt.watches.get(watcher, target) !== undefined;
   }
 }

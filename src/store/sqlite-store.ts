@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Card } from '../cards/model.js';
+import { AuditStore } from './audit-store.js';
 import { CallStore } from './call-store.js';
 import { SessionStore } from './session-store.js';
 import type { CardClose, CardFilter, CardStore, CloseResult, PendingDeadline } from './store.js';
@@ -30,6 +31,7 @@ export class SqliteStore implements CardStore {
   private readonly stmt;
   readonly sessions: SessionStore;
   readonly calls: CallStore;
+  readonly audit: AuditStore;
 
   constructor(file: string, options: SqliteOptions = {}) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -57,6 +59,7 @@ export class SqliteStore implements CardStore {
     };
     this.sessions = new SessionStore(this.db);
     this.calls = new CallStore(this.db);
+    this.audit = new AuditStore(this.db);
   }
 
   insertCard(card: Card): { card: Card; created: boolean } {

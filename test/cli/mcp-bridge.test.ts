@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { MCP_TOOLS } from '../support/mcp-tools.js';
 
 // askrelay mcp: the stdio bridge, spawned by the real MCP SDK client (StdioClientTransport)
 // exactly as Cursor or Claude Code would spawn it, forwarding to a real relay's /mcp.
@@ -107,7 +108,7 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
     await b.client.connect(b.transport);
     expect(b.client.getServerVersion()?.name).toBe('askrelay');
     const { tools } = await b.client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['ask_user']);
+    expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS);
     await b.client.close(); // ends the child's stdin
     expect(await b.exited).toBe(0);
     expect(b.stderr()).toBe('');
@@ -181,7 +182,7 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
       expect(result.structuredContent?.cardId).toBe(card.id);
       expect(b.stderr()).toMatch(/^askrelay mcp: lost the relay at .*; reconnecting \(1 unanswered\)\.\n/);
       // It goes on working on the new session.
-      expect((await b.client.listTools()).tools.map((t) => t.name)).toEqual(['ask_user']);
+      expect((await b.client.listTools()).tools.map((t) => t.name)).toEqual(MCP_TOOLS);
     } finally {
       await own.stop();
       rmSync(data, { recursive: true, force: true });

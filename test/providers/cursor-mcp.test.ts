@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { ASK_USER_INPUT_SCHEMA, ASK_USER_OUTPUT_SCHEMA } from '../../providers/cursor/index.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { MCP_TOOLS } from '../support/mcp-tools.js';
 
 // The Cursor dialect of ask_user at /mcp, driven by the real MCP SDK client over Streamable
 // HTTP and answered through the HTTP API, as a person on any surface would.
@@ -72,7 +73,7 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
   it('lists ask_user with its schema', async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['ask_user']);
+    expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS);
     expect(tools[0].inputSchema).toEqual(ASK_USER_INPUT_SCHEMA);
     expect(tools[0].outputSchema).toEqual(ASK_USER_OUTPUT_SCHEMA);
     expect(tools[0].description).toMatch(/never add an "Other" option/);
@@ -319,7 +320,7 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
   it('an unknown tool is a protocol error, and the server goes on', async () => {
     const { client } = await connect();
     await expect(client.callTool({ name: 'nope', arguments: {} })).rejects.toThrow(/no tool "nope"/);
-    expect((await client.listTools()).tools).toHaveLength(1);
+    expect((await client.listTools()).tools).toHaveLength(MCP_TOOLS.length);
   });
 
   it('needs the bearer token (401 without it)', async () => {

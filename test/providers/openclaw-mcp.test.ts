@@ -2,6 +2,9 @@ import { serve, type ServerType } from '@hono/node-server';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Hono } from 'hono';
+import { HUMAN_OPERATOR, sessionFacts } from '../../src/relay/access.js';
+import { CardAccess } from '../../src/relay/card-access.js';
+import type { AuthEnv } from '../../src/server/auth.js';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -14,6 +17,7 @@ import { mcpRoute } from '../../src/server/mcp-route.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { MCP_TOOLS } from '../support/mcp-tools.js';
 
 // OpenClaw's ask_user at /mcp/openclaw, driven by the real MCP SDK client over Streamable
 // HTTP and answered through the HTTP API. Results are pinned exactly (golden).
@@ -80,7 +84,7 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
   it('lists ask_user with OpenClaw schema', async () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(['ask_user']);
+    expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS);
     expect(tools[0].inputSchema).toEqual(ASK_USER_INPUT_SCHEMA);
     expect(tools[0].outputSchema).toEqual(ASK_USER_OUTPUT_SCHEMA);
   });
@@ -290,8 +294,13 @@ describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
     const clock = new FakeClock(Date.now());
     const own = new Relay({ store, clock, waits: { default: 3_600_000, extension: 3_600_000 } });
     own.start();
-    const app = new Hono();
-    app.all('/mcp/openclaw', mcpRoute(own, openclawDialect, { timing: { progressIntervalMs: 100, reattachGraceMs: 1000 } }));
+    const access = new CardAccess(own, sessionFacts(store.sessions), store.audit);
+    const app = new Hono<AuthEnv>();
+    app.use('*', async (c, next) => {
+      c.set('principal', HUMAN_OPERATOR('api'));
+      await next();
+    });
+    app.all('/mcp/openclaw', mcpRoute(access, openclawDialect, { timing: { progressIntervalMs: 100, reattachGraceMs: 1000 } }));
     const server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });

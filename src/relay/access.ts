@@ -1,0 +1,71 @@
+import type { AnsweredBy, Card } from '../cards/model.js';
+import { RelayError } from '../errors.js';
+
+// Who may see and answer which card: one pure table, used by every surface (HTTP routes,
+// the relay tool, MCP). See docs/cross-session.md for the matrix.
+//
+// - The operator (the relay token, or the page's cookie) is the human: sees and answers all.
+// - An agent is a session's agent (its own agent token, or the relay tool inside the
+//   session) or an MCP client (sessionId null). It sees the cards of its own session, of
+//   sessions whose human let agents answer (agentsMayAnswer), and of sessions the human let
+//   it watch. A card it may not see does not exist for it (404).
+// - An agent never answers an approval card (start / watch a session, plan approvals, tool
+//   permissions): 403 human_only, whatever the settings; nor a card of its own session
+//   (403 own_session); nor a card of a session that does not let agents answer (403
+//   agents_not_allowed, when it may see it through a watch).
+
+export type Principal =
+  | { kind: 'human'; id: 'operator'; surface: string }
+  | { kind: 'agent'; id: string; sessionId: string | null; surface: string };
+
+export const HUMAN_OPERATOR = (surface: string): Principal => ({ kind: 'human', id: 'operator', surface });
+
+/** The facts about sessions the rules need; the session store answers them. */
+export interface AccessFacts {
+  agentsMayAnswer(sessionId: string): boolean;
+  /** Whether the human approved watch_session on `target` for `watcher` (an agent's id). */
+  watches(watcher: string, target: string): boolean;
+}
+
+export function canSee(who: Principal, card: Card, facts: AccessFacts): boolean {
+  if (who.kind === 'human') return true;
+  const owner = card.sessionId;
+  if (!owner) return false;
+  if (owner === who.sessionId) return true;
+  if (facts.agentsMayAnswer(owner)) return true;
+  return facts.watches(who.id, owner);
+}
+
+/** Why `who` may not answer or skip a card it can see; undefined when it may. */
+export function answerRefusal(who: Principal, card: Card, facts: AccessFacts): RelayError | undefined {
+  if (who.kind === 'human') return undefined;
+  if (card.kind === 'approval') {
+    return new RelayError('human_only', `Card ${card.id} is an approval; only the human can answer it. Wait for them, or ask them.`);
+  }
+  if (card.sessionId !== null && card.sessionId === who.sessionId) {
+    return new RelayError('own_session', `Card ${card.id} was asked in your own session; only the human (or another agent they allow) can answer it.`);
+  }
+  if (!card.sessionId || !facts.agentsMayAnswer(card.sessionId)) {
+    return new RelayError(
+      'agents_not_allowed',
+      `The human has not allowed agents to answer the cards of session ${card.sessionId ?? '(none)'}; ask the human instead.`,
+    );
+  }
+  return undefined;
+}
+
+/** 404 for a card `who` may not see, exactly like a card that does not exist. */
+export const notVisible = (id: string) => new RelayError('not_found', `No card "${id}".`);
+
+export const answeredBy = (who: Principal): AnsweredBy => ({ kind: who.kind, id: who.id, surface: who.surface });
+
+/** The facts from the stored sessions. */
+export function sessionFacts(sessions: {
+  get(id: string): { agentsMayAnswer: boolean } | undefined;
+  watches(watcher: string, target: string): boolean;
+}): AccessFacts {
+  return {
+    agentsMayAnswer: (id) => sessions.get(id)?.agentsMayAnswer ?? false,
+    watches: (watcher, target) => sessions.watches(watcher, target),
+  };
+}

@@ -1,0 +1,42 @@
+import type { Card } from '../cards/model.js';
+import type { AuditRecord, AuditStore } from '../store/audit-store.js';
+import type { Principal } from './access.js';
+import type { RelayEvents } from './events.js';
+
+// Feeds the audit log from the relay's events (every change of a card, after its commit)
+// and from the refusals the access rules make (which change nothing, so make no event).
+
+const SYSTEM = { kind: 'system' as const, id: 'relay' };
+
+function fromCard(card: Card): AuditRecord | undefined {
+  const base = { at: card.closedAt ?? card.createdAt, cardId: card.id, sessionId: card.sessionId };
+  if (card.status === 'pending') {
+    const by = card.askedBy;
+    return { ...base, event: 'card.created', actor: by ? { kind: by.kind, id: by.id } : SYSTEM, surface: by?.surface ?? card.provider, detail: { kind: card.kind, tool: card.tool } };
+  }
+  const by = card.answeredBy;
+  const actor = by && (card.status === 'answered' || card.status === 'skipped') ? { kind: by.kind, id: by.id } : SYSTEM;
+  return { ...base, event: `card.${card.status}`, actor, surface: by?.surface ?? 'relay' };
+}
+
+/** Appends every card event to the log; returns the unsubscribe. */
+export function auditCardEvents(events: RelayEvents, audit: AuditStore): () => void {
+  return events.subscribe((name, data) => {
+    if (name === 'session.updated') return;
+    const entry = fromCard(data as Card);
+    if (entry) audit.append(entry);
+  });
+}
+
+/** A refused attempt: who tried what on which card, and the code it was refused with. */
+export function auditRefusal(audit: AuditStore, who: Principal, card: Pick<Card, 'id' | 'sessionId'>, action: string, code: string, now: Date): void {
+  audit.append({
+    at: now.toISOString(),
+    event: 'card.refused',
+    cardId: card.id,
+    sessionId: card.sessionId,
+    actor: { kind: who.kind, id: who.id },
+    surface: who.surface,
+    detail: { action, code },
+  });
+}

@@ -1,0 +1,29 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { RelayError } from '../errors.js';
+import type { AuditStore } from '../store/audit-store.js';
+import { humanOnly, type AuthEnv } from './auth.js';
+
+const PageSchema = z.object({
+  after: z.coerce.number().int().min(0).optional(),
+  limit: z.coerce.number().int().positive().max(10_000).optional(),
+});
+
+// The audit log, for the human only: GET /api/audit pages through it oldest first
+// (`after` = the last seq seen); GET /api/audit/verify checks its hash chain.
+export function auditRoutes(audit: AuditStore) {
+  const app = new Hono<AuthEnv>();
+  app.use('*', humanOnly);
+
+  app.get('/', (c) => {
+    const page = PageSchema.safeParse(c.req.query());
+    if (!page.success) throw new RelayError('invalid_request', 'after must be a whole number (a seq) and limit a positive whole number up to 10000.');
+    const limit = page.data.limit ?? 1000;
+    const entries = audit.list(page.data.after ?? 0, limit);
+    return c.json({ entries, ...(entries.length === limit ? { next: entries.at(-1)!.seq } : {}) });
+  });
+
+  app.get('/verify', (c) => c.json(audit.verify()));
+
+  return app;
+}

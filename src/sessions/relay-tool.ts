@@ -1,0 +1,240 @@
+import { z } from 'zod';
+import { AnswerSchema, type Card, type CardDraft } from '../cards/model.js';
+import { firstIssueText } from '../cards/issue-text.js';
+import { RelayError } from '../errors.js';
+import type { Principal } from '../relay/access.js';
+import type { CardAccess } from '../relay/card-access.js';
+import type { Session, StartSession } from './model.js';
+import { StartSessionSchema } from './model.js';
+
+// The relay tool: what an agent uses to work with other sessions. Every session the relay
+// runs gets it in its provider's own form (providers/<id>/ turn RELAY_TOOLS into their tool
+// definitions), and MCP clients get it on /mcp. One implementation here, one principal per
+// call; the access rules (src/relay/access.ts) decide, and approval cards ask the human.
+
+export const ListQuestionsInput = z.object({}).passthrough();
+export const AnswerQuestionInput = z.object({
+  cardId: z.string().min(1, 'cardId is empty'),
+  answers: z.union([AnswerSchema, z.string().min(1, 'answers is empty')]),
+});
+export const StartSessionInput = StartSessionSchema.omit({ askUserVariant: true });
+export const WatchSessionInput = z.object({ sessionId: z.string().min(1, 'sessionId is empty') });
+
+const ASK_HUMAN_FIRST =
+  'Ask the human first unless they let agents decide: only answer a question when list_questions says you may (mayAnswer true).';
+
+export const RELAY_TOOLS = [
+  {
+    name: 'list_questions',
+    description: `Lists the questions (cards) that agent sessions are waiting on and that you may see, with their ids, options and whether you may answer them. ${ASK_HUMAN_FIRST}`,
+    schema: ListQuestionsInput,
+  },
+  {
+    name: 'answer_question',
+    description: `Answers another session's pending question. cardId comes from list_questions; answers is either {questionId: {selected: [option labels], text?: "typed answer"}} or a plain-text reply such as "1", "PostgreSQL" or "1, 3". ${ASK_HUMAN_FIRST} Approval cards are the human's alone, and you never answer your own session's questions.`,
+    schema: AnswerQuestionInput,
+  },
+  {
+    name: 'start_session',
+    description:
+      'Starts a new agent session (provider claude, deepseek, copilot, openai or grok) with a prompt. The human must approve it first: this waits until they decide, and says whether the session was started and its id.',
+    schema: StartSessionInput,
+  },
+  {
+    name: 'watch_session',
+    description:
+      "Reads another session's transcript and its cards. The first time for a session the human must approve it (this waits until they decide); after that it answers at once.",
+    schema: WatchSessionInput,
+  },
+] as const;
+
+export type RelayToolName = (typeof RELAY_TOOLS)[number]['name'];
+
+/** A relay tool as a provider shows it to its model: name, description, JSON schema of the input. */
+export interface RelayToolDefinition {
+  name: RelayToolName;
+  description: string;
+  inputSchema: { type: 'object'; [key: string]: unknown };
+}
+
+export const RELAY_TOOL_DEFINITIONS: readonly RelayToolDefinition[] = RELAY_TOOLS.map(({ name, description, schema }) => {
+  const { $schema: _drop, ...inputSchema } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+  return { name, description, inputSchema: { ...inputSchema, type: 'object' as const } };
+});
+
+export const isRelayTool = (name: string): name is RelayToolName => RELAY_TOOLS.some((tool) => tool.name === name);
+
+/** What the model reads back: one text, an error or not. */
+export interface RelayToolResult {
+  text: string;
+  isError: boolean;
+}
+
+/** Opens a card for the caller and resolves once it is closed (the session's ctx.ask, or MCP's). */
+export type AskFn = (draft: CardDraft) => Promise<Card>;
+
+/** What the relay tool needs from the session manager. */
+export interface SessionsPort {
+  start(input: StartSession): Session;
+  get(id: string): Session;
+  grantWatch(watcher: string, target: string): void;
+  watches(watcher: string, target: string): boolean;
+}
+
+const ok = (text: string): RelayToolResult => ({ text, isError: false });
+const fail = (text: string): RelayToolResult => ({ text, isError: true });
+const json = (value: unknown) => JSON.stringify(value, null, 2);
+
+export class RelayToolbox {
+  constructor(
+    private readonly access: CardAccess,
+    private readonly sessions: SessionsPort,
+  ) {}
+
+  async call(who: Principal, name: string, args: unknown, ask: AskFn): Promise<RelayToolResult> {
+    try {
+      switch (name) {
+        case 'list_questions':
+          return this.listQuestions(who);
+        case 'answer_question':
+          return this.answerQuestion(who, parse(AnswerQuestionInput, args));
+        case 'start_session':
+          return await this.startSession(who, parse(StartSessionInput, args), ask);
+        case 'watch_session':
+          return await this.watchSession(who, parse(WatchSessionInput, args), ask);
+        default:
+          return fail(`There is no relay tool "${name}"; use ${RELAY_TOOLS.map((t) => t.name).join(', ')}.`);
+      }
+    } catch (err) {
+      if (err instanceof RelayError) return fail(err.message);
+      throw err;
+    }
+  }
+
+  private listQuestions(who: Principal): RelayToolResult {
+    const cards = this.access.list(who, { status: 'pending' });
+    const questions = cards.map((card) => {
+      const refusal = this.access.refusal(who, card);
+      return {
+        cardId: card.id,
+        sessionId: card.sessionId,
+        provider: card.provider,
+        kind: card.kind,
+        mayAnswer: !refusal,
+        ...(refusal ? { why: refusal.message } : {}),
+        expiresAt: card.expiresAt,
+        questions: card.questions.map((q) => ({
+          id: q.id,
+          ...(q.header ? { header: q.header } : {}),
+          text: q.text,
+          options: q.options.map((o) => o.label),
+          multiSelect: q.multiSelect,
+        })),
+      };
+    });
+    if (!questions.length) return ok('No pending questions that you can see.');
+    return ok(json({ questions }));
+  }
+
+  private answerQuestion(who: Principal, input: z.infer<typeof AnswerQuestionInput>): RelayToolResult {
+    let card: Card;
+    try {
+      card =
+        typeof input.answers === 'string'
+          ? this.access.reply(who, input.cardId, input.answers)
+          : this.access.answer(who, input.cardId, input.answers);
+    } catch (err) {
+      if (err instanceof RelayError && err.code === 'not_found') {
+        return fail(`No card "${input.cardId}" that you can see. Cards of sessions whose human has not allowed agents to answer are not shown to agents; ask the human instead.`);
+      }
+      throw err;
+    }
+    return ok(`Answered card ${card.id}: ${summary(card)}`);
+  }
+
+  private async startSession(who: Principal, input: StartSession, ask: AskFn): Promise<RelayToolResult> {
+    const engine = input.engine ? ` (engine ${input.engine})` : '';
+    const decision = await ask(approvalDraft('start_session', 'Start a session?', [
+      `${requester(who)} wants to start a ${input.provider} session${engine} with this prompt:`,
+      '',
+      input.prompt,
+      '',
+      `Other agents may answer its questions: ${input.agentsMayAnswer ? 'yes' : 'no'}.`,
+    ]));
+    const verdict = approved(decision);
+    if (verdict !== true) return fail(`The session was not started: ${verdict}`);
+    const session = this.sessions.start(input);
+    this.sessions.grantWatch(who.id, session.id);
+    return ok(`The human approved. Started session ${session.id} (${session.provider}, engine ${session.engine}); it is ${session.status}. Use watch_session with sessionId "${session.id}" to follow it.`);
+  }
+
+  private async watchSession(who: Principal, input: z.infer<typeof WatchSessionInput>, ask: AskFn): Promise<RelayToolResult> {
+    const target = this.sessions.get(input.sessionId);
+    if (who.kind === 'agent' && target.id !== who.sessionId && !this.sessions.watches(who.id, target.id)) {
+      const decision = await ask(approvalDraft('watch_session', 'Let an agent watch a session?', [
+        `${requester(who)} wants to read the transcript and the cards of session ${target.id} (${target.provider}, ${target.status}).`,
+      ]));
+      const verdict = approved(decision);
+      if (verdict !== true) return fail(`You may not watch session ${target.id}: ${verdict}`);
+      this.sessions.grantWatch(who.id, target.id);
+    }
+    const session = this.sessions.get(target.id);
+    const cards = this.access.relay.list({ sessionId: target.id }).map((card) => ({
+      cardId: card.id,
+      status: card.status,
+      kind: card.kind,
+      questions: card.questions.map((q) => ({ id: q.id, text: q.text, options: q.options.map((o) => o.label) })),
+      ...(card.answer ? { answer: card.answer, answeredBy: card.answeredBy } : {}),
+    }));
+    const { transcript = [], ...record } = session;
+    return ok(json({ session: record, transcript: transcript.slice(-50), cards: cards.slice(-20) }));
+  }
+}
+
+function parse<T extends z.ZodType>(schema: T, args: unknown): z.infer<T> {
+  const result = schema.safeParse(args ?? {});
+  if (!result.success) throw new RelayError('invalid_request', firstIssueText(result.error));
+  return result.data;
+}
+
+const requester = (who: Principal) =>
+  who.kind === 'human' ? 'The human' : who.sessionId ? `The agent of session ${who.sessionId}` : `An MCP client (${who.id})`;
+
+function approvalDraft(tool: string, title: string, lines: string[]): CardDraft {
+  return {
+    title,
+    kind: 'approval',
+    tool,
+    origin: 'relay',
+    questions: [
+      {
+        id: 'approve',
+        header: 'Approve?',
+        text: lines.join('\n'),
+        options: [{ label: 'Approve', description: 'Let it happen now' }, { label: 'Deny' }],
+      },
+    ],
+  };
+}
+
+/** true, or the sentence saying why not. */
+function approved(card: Card): true | string {
+  if (card.status === 'answered') {
+    const entry = card.answer?.approve;
+    if (entry?.selected.includes('Approve')) return true;
+    return entry?.text ? `the human denied it and wrote: ${entry.text}` : 'the human denied it.';
+  }
+  if (card.status === 'skipped') return 'the human declined to decide.';
+  if (card.status === 'expired') return 'nobody decided in time.';
+  return 'the approval card was cancelled.';
+}
+
+function summary(card: Card): string {
+  return card.questions
+    .map((q) => {
+      const entry = card.answer?.[q.id];
+      const parts = [...(entry?.selected ?? []), ...(entry?.text ? [entry.text] : [])];
+      return `${q.text} → ${parts.join(', ') || '(no answer)'}`;
+    })
+    .join('; ');
+}
