@@ -52,7 +52,7 @@ export function cardRoutes(access: CardAccess) {
     const id = c.req.param('id');
     const who = c.get('principal');
     const body = await readJson(c, AnswerBodySchema).catch((err: unknown) => {
-      access.get(who, id); // an unknown card is 404 before anything about the body
+      access.get(who, id, 'answer'); // an unknown card is 404 before anything about the body
       throw err;
     });
     return c.json(access.answer(who, id, body.answers, idempotencyKey(c.req.header('idempotency-key'))));
@@ -64,7 +64,7 @@ export function cardRoutes(access: CardAccess) {
     const id = c.req.param('id');
     const who = c.get('principal');
     const body = await readJson(c, ReplyBodySchema).catch((err: unknown) => {
-      access.get(who, id); // an unknown card is 404 before anything about the body
+      access.get(who, id, 'answer'); // an unknown card is 404 before anything about the body
       throw err;
     });
     return c.json(access.reply(who, id, body.text, idempotencyKey(c.req.header('idempotency-key'))));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AnswerSchema, type Card, type CardDraft } from '../cards/model.js';
-import { firstIssueText } from '../cards/issue-text.js';
+import { fieldPath, firstIssueText } from '../cards/issue-text.js';
 import { RelayError } from '../errors.js';
 import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
@@ -14,11 +14,13 @@ import { StartSessionSchema } from './model.js';
 
 export const ListQuestionsInput = z.object({}).passthrough();
 export const AnswerQuestionInput = z.object({
-  cardId: z.string().min(1, 'cardId is empty'),
-  answers: z.union([AnswerSchema, z.string().min(1, 'answers is empty')]),
+  cardId: z.string({ error: 'cardId is required: the id list_questions gave' }).min(1, 'cardId is empty'),
+  answers: z.union([AnswerSchema, z.string().min(1, 'answers is empty')], {
+    error: 'answers must be {questionId: {selected: [option labels], text?}} or a plain-text reply such as "1" or "PostgreSQL"',
+  }),
 });
 export const StartSessionInput = StartSessionSchema.omit({ askUserVariant: true });
-export const WatchSessionInput = z.object({ sessionId: z.string().min(1, 'sessionId is empty') });
+export const WatchSessionInput = z.object({ sessionId: z.string({ error: 'sessionId is required' }).min(1, 'sessionId is empty') });
 
 const ASK_HUMAN_FIRST =
   'Ask the human first unless they let agents decide: only answer a question when list_questions says you may (mayAnswer true).';
@@ -193,7 +195,13 @@ export class RelayToolbox {
 
 function parse<T extends z.ZodType>(schema: T, args: unknown): z.infer<T> {
   const result = schema.safeParse(args ?? {});
-  if (!result.success) throw new RelayError('invalid_request', firstIssueText(result.error));
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    const field = fieldPath(issue.path);
+    // Messages that already name their field (answers must be…, prompt is empty) stand alone.
+    const text = field && !issue.message.startsWith(field) ? firstIssueText(result.error) : issue.message;
+    throw new RelayError('invalid_request', `${text}.`);
+  }
   return result.data;
 }
 

@@ -103,7 +103,9 @@ export class AuditStore {
     let prev = GENESIS;
     let expected = 1;
     for (const row of rows) {
-      if (row.seq !== expected) problems.push(`entries ${expected}-${row.seq - 1} were removed`);
+      if (row.seq !== expected) {
+        problems.push(row.seq - 1 === expected ? `entry ${expected} was removed` : `entries ${expected}-${row.seq - 1} were removed`);
+      }
       let entry: AuditEntry | undefined;
       try {
         entry = AuditEntrySchema.parse(JSON.parse(row.data));
