@@ -1,10 +1,12 @@
 import { query, type CanUseTool, type HookCallback, type Options, type PermissionResult, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { Card, CardDraft } from '../../src/cards/model.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
+import type { RelayToolResult } from '../../src/sessions/relay-tool.js';
 import type { Runner, RunnerContext } from '../../src/sessions/runner.js';
 import { toCardDraft, toolInputError, toUpdatedInput } from './adapter.js';
 import { planApprovalDraft, planDecision, toolApprovalDraft, toolDecision } from './approvals.js';
-import { RESTART_CONTINUE, restartCard } from './code-resume.js';
+import { RESTART_CONTINUE, relayToolRestartPrompt, restartCard } from './code-resume.js';
+import { RELAY_MCP_SERVER, relayMcpServer, relayMcpToolName, relayToolOfMcpName, WAITING_RELAY_TOOLS } from './relay-tools.js';
 import { cut } from './text.js';
 import { ASK_USER_QUESTION, EXIT_PLAN_MODE } from './tool.js';
 
@@ -15,6 +17,8 @@ import { ASK_USER_QUESTION, EXIT_PLAN_MODE } from './tool.js';
 // query(); later turns resume the Claude Code session by its id. Claude Code cannot answer
 // a tool call that was pending when its process died, so after a restart the answer
 // travels in the prompt of the resumed session instead (code-resume.ts, docs/providers/claude.md).
+// The relay tool (ctx.relayTools) reaches Claude Code as an in-process MCP server, its tools
+// named mcp__askrelay__<tool>; they run without an approval card of their own.
 
 export interface CodeEndpoint {
   baseUrl: string;
@@ -116,6 +120,8 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
   };
 
   async function decide(tool: string, input: Record<string, unknown>, toolUseId: string, title?: string): Promise<PermissionResult> {
+    // The relay tool decides itself (start_session and watch_session ask the human).
+    if (ctx.relayTools && relayToolOfMcpName(tool)) return { behavior: 'allow', updatedInput: input };
     if (tool === ASK_USER_QUESTION) {
       const parsed = toCardDraft(input);
       if (!parsed.ok) return { behavior: 'deny', message: toolInputError(parsed.error) };
@@ -158,8 +164,40 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
     return { continue: false, stopReason: MANUAL_EXPIRY_STOP };
   };
 
+  /** A relay tool call from Claude Code; one that may wait on the human is kept for a restart. */
+  async function callRelayTool(name: string, args: unknown, toolUseId: string | undefined): Promise<RelayToolResult> {
+    const relayTools = ctx.relayTools!;
+    ctx.heartbeat();
+    const input = (args && typeof args === 'object' ? args : {}) as Record<string, unknown>;
+    const keep = toolUseId !== undefined && WAITING_RELAY_TOOLS.has(name);
+    if (keep) setPending(toolUseId, relayMcpToolName(name), input);
+    let result: RelayToolResult;
+    try {
+      result = await relayTools.call(name, args, toolUseId);
+    } catch (error) {
+      result = { text: `askrelay could not run ${name}: ${error instanceof Error ? error.message : String(error)}`, isError: true };
+    }
+    // Aborted (a shutdown) while an approval card was open: the pending call stays for the restart.
+    if (ctx.signal.aborted) return result;
+    if (keep) clearPending(toolUseId);
+    ctx.log('tool', cut(`${name}: ${result.text}`, LOG_CHARS));
+    return result;
+  }
+
+  function relayToolOptions(): Partial<Options> {
+    const relayTools = ctx.relayTools;
+    if (!relayTools) return {};
+    return {
+      // A fresh server per query: an MCP server instance serves one connection.
+      // No allowedTools entry: canUseTool allows these itself (decide()), so it stays the one
+      // gate for every tool (the SDK warns that allowedTools would shadow it).
+      mcpServers: { [RELAY_MCP_SERVER]: relayMcpServer(relayTools.definitions, callRelayTool) },
+    };
+  }
+
   function options(abort: AbortController, resume: string | undefined, stderr: { tail: string }): Options {
     return {
+      ...relayToolOptions(),
       model: endpoint.model,
       cwd: ctx.env.ASKRELAY_WORKDIR ?? process.cwd(),
       permissionMode: 'default',
@@ -236,6 +274,17 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
     if (!sessionId) return run({ prompt });
     const { pendingToolUseId: id, pendingTool: tool, pendingInput: input } = state;
     if (!id || !tool || !input) return run({ prompt: RESTART_CONTINUE, resume: sessionId });
+    const relayTool = relayToolOfMcpName(tool);
+    if (relayTool) {
+      if (!ctx.relayTools) {
+        clearPending(id);
+        return run({ prompt: RESTART_CONTINUE, resume: sessionId });
+      }
+      // Made again: an approval card re-attaches through the tool call id and is waited for.
+      const result = await callRelayTool(relayTool, input, id);
+      if (ctx.signal.aborted) return;
+      return run({ prompt: relayToolRestartPrompt(relayTool, result), resume: sessionId });
+    }
     const pending = restartCard(tool, input);
     if (!pending) {
       clearPending(id);

@@ -1,14 +1,19 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Card } from '../../src/cards/model.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
+import type { RelayToolResult } from '../../src/sessions/relay-tool.js';
 import type { Runner, RunnerContext } from '../../src/sessions/runner.js';
 import { toCardDraft, toolInputError, toToolResult } from './adapter.js';
+import { anthropicRelayTools, relayToolResultBlock } from './relay-tools.js';
+import { cut } from './text.js';
 import { ASK_USER_QUESTION, ASK_USER_QUESTION_TOOL } from './tool.js';
 
 // The `messages` engine: the relay runs the tool loop itself with @anthropic-ai/sdk,
 // offers Claude Code's own AskUserQuestion schema, and writes the tool_result text
-// exactly as Claude Code would. The conversation is saved after every step, so a restart
-// picks up from the pending tool call.
+// exactly as Claude Code would. With the relay tool (ctx.relayTools) it also offers
+// list_questions, answer_question, start_session and watch_session. The conversation is saved
+// after every step, and each tool call's result as soon as it is known, so a restart picks up
+// from the first tool call that has no result yet.
 
 type Param = Anthropic.MessageParam;
 type Block = Anthropic.ContentBlock;
@@ -16,6 +21,12 @@ type ToolResult = Anthropic.ToolResultBlockParam;
 
 interface State {
   messages: Param[];
+  /**
+   * Results of the last reply's tool calls that are done, kept until all of them are: a
+   * restart runs only the calls without one (a relay tool call, start_session say, is not
+   * made twice). `endTurn`: one of them ends the turn (manual mode, nobody answered).
+   */
+  partial?: { results: ToolResult[]; endTurn: boolean };
 }
 
 export interface MessagesEndpoint {
@@ -27,6 +38,7 @@ export interface MessagesEndpoint {
 const MAX_STEPS = 50;
 const INVALID_JSON = '__invalid_json__';
 const MAX_TOKENS = 8192;
+const LOG_CHARS = 4000;
 
 export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): Runner {
   // A turn may wait on a card for hours, but only between requests: each model request
@@ -42,23 +54,29 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
   const state: State = ctx.loadState<State>() ?? { messages: [] };
   const save = () => ctx.saveState(state);
   const system = relayGuidance(ASK_USER_QUESTION, ctx.session.relayMode);
+  const relayTools = ctx.relayTools;
+  const tools: Anthropic.Tool[] = [ASK_USER_QUESTION_TOOL as Anthropic.Tool, ...(relayTools ? anthropicRelayTools(relayTools.definitions) : [])];
+  const isRelayTool = (name: string) => relayTools?.definitions.some((d) => d.name === name) ?? false;
 
   async function answerTools(content: Block[]): Promise<{ results: ToolResult[]; endTurn: boolean }> {
-    const results: ToolResult[] = [];
-    let endTurn = false;
-    for (const block of content) {
-      if (block.type !== 'tool_use') continue;
+    const calls = content.filter((block): block is Anthropic.ToolUseBlock => block.type === 'tool_use');
+    if (calls.length === 0) return { results: [], endTurn: false };
+    const partial = (state.partial ??= { results: [], endTurn: false });
+    for (const block of calls) {
+      if (partial.results.some((r) => r.tool_use_id === block.id)) continue;
       const result = await answerTool(block);
-      results.push(result.block);
-      endTurn ||= result.endTurn;
+      partial.results.push(result.block);
+      partial.endTurn ||= result.endTurn;
+      save();
     }
-    return { results, endTurn };
+    return partial;
   }
 
   async function answerTool(block: Anthropic.ToolUseBlock): Promise<{ block: ToolResult; endTurn: boolean }> {
     const error = (text: string) => ({ block: { type: 'tool_result' as const, tool_use_id: block.id, content: text, is_error: true }, endTurn: false });
-    if (block.name !== ASK_USER_QUESTION) return error(`<tool_use_error>Error: No such tool available: ${block.name}</tool_use_error>`);
     const invalid = (block.input as { [INVALID_JSON]?: string })[INVALID_JSON];
+    if (isRelayTool(block.name)) return { block: await answerRelayTool(block, invalid), endTurn: false };
+    if (block.name !== ASK_USER_QUESTION) return error(`<tool_use_error>Error: No such tool available: ${block.name}</tool_use_error>`);
     const parsed = invalid !== undefined ? { ok: false as const, error: `the tool input is not valid JSON: ${invalid.slice(0, 200)}` } : toCardDraft(block.input);
     if (!parsed.ok) {
       ctx.log('tool', toolInputError(parsed.error));
@@ -74,6 +92,26 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
     return { block: { type: 'tool_result', tool_use_id: block.id, content }, endTurn };
   }
 
+  /** list_questions, answer_question, start_session, watch_session: the relay answers; start and watch may wait on the human. */
+  async function answerRelayTool(block: Anthropic.ToolUseBlock, invalidJson: string | undefined): Promise<ToolResult> {
+    let result: RelayToolResult;
+    if (invalidJson !== undefined) {
+      result = { text: `The ${block.name} input is not valid JSON: ${invalidJson.slice(0, 200)}`, isError: true };
+    } else {
+      try {
+        result = await relayTools!.call(block.name, block.input, block.id);
+      } catch (err) {
+        if (ctx.signal.aborted) throw new Error('The session was stopped.');
+        result = { text: `askrelay could not run ${block.name}: ${err instanceof Error ? err.message : String(err)}`, isError: true };
+      }
+    }
+    // Stopped or shutting down while an approval card was open: nothing is recorded, so a
+    // restart makes the call again (its card re-attaches through the tool call id).
+    if (ctx.signal.aborted) throw new Error('The session was stopped.');
+    ctx.log('tool', cut(`${block.name}: ${result.text}`, LOG_CHARS));
+    return relayToolResultBlock(block.id, result);
+  }
+
   async function loop(): Promise<void> {
     for (let step = 0; step < MAX_STEPS && !ctx.signal.aborted; step++) {
       const last = state.messages.at(-1);
@@ -83,6 +121,7 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
         const { results, endTurn } = await answerTools(last.content as Block[]);
         if (results.length === 0 || ctx.signal.aborted) return;
         state.messages.push({ role: 'user', content: results });
+        delete state.partial;
         save();
         if (endTurn) return; // manual mode: nobody answered, so wait for the next message
         continue;
@@ -97,7 +136,7 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
 
   async function request(): Promise<{ content: Block[]; stop_reason: string | null }> {
     const stream = client.messages.stream(
-      { model: endpoint.model, max_tokens: MAX_TOKENS, system, tools: [ASK_USER_QUESTION_TOOL as Anthropic.Tool], messages: state.messages },
+      { model: endpoint.model, max_tokens: MAX_TOKENS, system, tools, messages: state.messages },
       { signal: ctx.signal },
     );
     stream.on('streamEvent', () => ctx.heartbeat());

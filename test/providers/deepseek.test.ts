@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
-import { lastToolResult, startAnthropicServer, type AnthropicServer, type MessagesRequest, type ScriptedReply } from '../fakes/anthropic-server.js';
+import { lastToolResult, startAnthropicServer, toolNames, type AnthropicServer, type MessagesRequest, type ScriptedReply } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -12,8 +12,15 @@ import { waitUntil } from '../support/wait-until.js';
 // (as x-api-key), the default model deepseek-chat, and Claude's own answer formats.
 
 const QUESTION = { questions: [{ question: 'Which database?', header: 'DB', multiSelect: false, options: [{ label: 'PostgreSQL', description: 'p' }, { label: 'SQLite', description: 's' }] }] };
-const model = (request: MessagesRequest): ScriptedReply =>
-  lastToolResult(request) ? { text: 'ok' } : { text: 'Asking.', toolUse: { name: 'AskUserQuestion', input: QUESTION } };
+// A prompt with `[relay]` calls the relay tool's list_questions (Claude Code names it mcp__askrelay__list_questions).
+const listQuestions = (request: MessagesRequest) => toolNames(request).find((t) => t.endsWith('list_questions')) ?? 'missing';
+const model = (request: MessagesRequest): ScriptedReply => {
+  const result = lastToolResult(request);
+  if (JSON.stringify(request.messages).includes('[relay]')) {
+    return result ? { text: `read${result.is_error ? ' (error)' : ''}: ${result.content}` } : { toolUse: { name: listQuestions(request), input: {} } };
+  }
+  return result ? { text: 'ok' } : { text: 'Asking.', toolUse: { name: 'AskUserQuestion', input: QUESTION } };
+};
 
 let fake: AnthropicServer;
 let relay: TestRelay;
@@ -62,6 +69,25 @@ it.each(['messages', 'code'])('the %s engine asks through DeepSeek and reads Cla
     expect(r.headers['x-api-key']).toBe('ds-key');
     expect(r.headers.authorization).toBeUndefined();
     expect(r.body.model).toBe('deepseek-chat');
+  }
+}, 60_000);
+
+it.each(['messages', 'code'])('the %s engine offers the relay tool through DeepSeek', async (engine) => {
+  const res = await relay.api('/api/sessions', { method: 'POST', json: { provider: 'deepseek', engine, prompt: `Anyone waiting? [relay] (${engine})` } });
+  const session = (await res.json()) as Session;
+  const done = await waitUntil(async () => {
+    const s = (await (await relay.api(`/api/sessions/${session.id}`)).json()) as Session;
+    if (s.status === 'failed') throw new Error(s.error);
+    return s.status === 'idle' && s.transcript!.at(-1)!.role === 'assistant' ? s : undefined;
+  }, 'the session to finish', 30_000);
+  // Nothing is pending that this agent may see: the model reads the relay tool's sentence.
+  expect(done.transcript!.at(-1)!.text).toBe('read: No pending questions that you can see.');
+  const sent = fake.requests.filter((r) => r.path === '/v1/messages' && JSON.stringify(r.body?.messages ?? '').includes(`[relay] (${engine})`));
+  expect(lastToolResult(sent.at(-1)!.body)).toEqual({ tool_use_id: expect.any(String), content: 'No pending questions that you can see.' });
+  const prefix = engine === 'code' ? 'mcp__askrelay__' : '';
+  for (const r of sent) {
+    expect(r.headers['x-api-key']).toBe('ds-key');
+    expect(toolNames(r.body)).toEqual(expect.arrayContaining(['AskUserQuestion', ...['list_questions', 'answer_question', 'start_session', 'watch_session'].map((t) => prefix + t)]));
   }
 }, 60_000);
 
