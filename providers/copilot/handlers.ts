@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { defineTool } from '@github/copilot-sdk';
 import type { RunnerContext } from '../../src/sessions/runner.js';
+import type { RelayToolResult } from '../../src/sessions/relay-tool.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult, type UserInputRequest, type UserInputResponse } from './adapter.js';
 import { formCardDraft, formResult, type ElicitationRequest, type ElicitationResult } from './form.js';
 import { permissionDecision, permissionDraft, type PermissionRequest } from './approvals.js';
-import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_PARAMETERS } from './tool.js';
+import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_PARAMETERS, copilotToolSchema } from './tool.js';
 
 // The callbacks the Copilot SDK calls while a turn runs: our ask_user tool (sdk engine),
 // the built-in ask (extension engine), its form variant, and tool approvals. Each one turns
@@ -17,6 +18,11 @@ export interface CopilotState {
   pendingAsk?: { toolCallId: string; request: UserInputRequest };
   /** Extension engine, form variant: the same for an open form. */
   pendingForm?: { toolCallId: string; request: ElicitationRequest };
+  /**
+   * Extension engine: relay tool calls under way (start_session and watch_session wait on
+   * an approval card), so a restart can re-open that card and tell the model the outcome.
+   */
+  pendingRelayCalls?: { toolCallId: string; name: string; args: unknown }[];
 }
 
 /** Handed back to the runtime when the relay stops under a pending card: the call stays open. */
@@ -49,6 +55,37 @@ export function copilotHandlers(ctx: RunnerContext, state: CopilotState) {
       }
     },
   });
+
+  // The relay tool (list_questions, answer_question, start_session, watch_session), when the
+  // relay runs with access rules. Both engines get it. Not deferred behind tool search, so the
+  // model always sees all four; no permission prompt, since start_session and watch_session
+  // raise their own approval cards.
+  const relayTools = (ctx.relayTools?.definitions ?? []).map((definition) =>
+    defineTool(definition.name, {
+      description: definition.description,
+      parameters: copilotToolSchema(definition.inputSchema) as Record<string, unknown>,
+      skipPermission: true,
+      defer: 'never',
+      handler: async (args, invocation) => {
+        const { toolCallId } = invocation;
+        // sdk engine: a restart finds the call itself pending (continuePendingWork). The
+        // extension engine's runtime drops it, so the call is kept here until it is done.
+        const track = ctx.session.engine === 'extension';
+        if (track) {
+          state.pendingRelayCalls = [...(state.pendingRelayCalls ?? []), { toolCallId, name: definition.name, args }];
+          ctx.saveState(state);
+        }
+        const result = await runRelayTool(ctx, definition.name, args, toolCallId);
+        if (!result) return never<CopilotToolResult>();
+        if (track) {
+          state.pendingRelayCalls = state.pendingRelayCalls?.filter((call) => call.toolCallId !== toolCallId);
+          if (!state.pendingRelayCalls?.length) delete state.pendingRelayCalls;
+          ctx.saveState(state);
+        }
+        return result;
+      },
+    }),
+  );
 
   const onUserInputRequest = async (request: UserInputRequest) => {
     try {
@@ -98,7 +135,32 @@ export function copilotHandlers(ctx: RunnerContext, state: CopilotState) {
     }
   };
 
-  return { askUser, onUserInputRequest, onPermissionRequest, onElicitationRequest };
+  return { askUser, relayTools, onUserInputRequest, onPermissionRequest, onElicitationRequest };
+}
+
+type CopilotToolResult = string | { textResultForLlm: string; resultType: 'failure' };
+
+/** A relay tool result in the runtime's form: the text, or a failure the model reads verbatim. */
+export function relayToolResult(result: RelayToolResult): CopilotToolResult {
+  return result.isError ? { textResultForLlm: result.text, resultType: 'failure' } : result.text;
+}
+
+/**
+ * Runs one relay tool call for the runtime. Never throws (the model would read only "Tool
+ * execution failed"). Undefined when the relay stopped while an approval card was open:
+ * answer nothing then, so the call stays pending and a restart re-opens the same card
+ * (same toolCallId).
+ */
+export async function runRelayTool(ctx: RunnerContext, name: string, args: unknown, toolCallId: string): Promise<CopilotToolResult | undefined> {
+  try {
+    if (!ctx.relayTools) return { textResultForLlm: `The relay tool ${name} is not available in this session.`, resultType: 'failure' };
+    const result = await ctx.relayTools.call(name, args, toolCallId);
+    if (ctx.signal.aborted) return undefined;
+    ctx.log('tool', result.text);
+    return relayToolResult(result);
+  } catch (err) {
+    return { textResultForLlm: `askrelay could not run ${name}: ${(err as Error).message}`, resultType: 'failure' };
+  }
 }
 
 /** A form's outcome as one line, for the transcript and for a message after a restart. */

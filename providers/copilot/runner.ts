@@ -1,16 +1,18 @@
 import { createRequire } from 'node:module';
 import { CopilotClient, RuntimeConnection, type CopilotSession } from '@github/copilot-sdk';
 import { relayGuidance } from '../../src/sessions/guidance.js';
+import { isRelayTool } from '../../src/sessions/relay-tool.js';
 import { missingKeyRunner, type Runner, type RunnerContext, type RunnerFactory } from '../../src/sessions/runner.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult } from './adapter.js';
 import { formCardDraft, formResult } from './form.js';
 import type { PermissionRequest } from './approvals.js';
-import { copilotHandlers, formText, never, RESTARTED, type CopilotState } from './handlers.js';
+import { copilotHandlers, formText, never, RESTARTED, runRelayTool, type CopilotState } from './handlers.js';
 import { ASK_USER } from './tool.js';
 
 // Copilot and OpenAI through @github/copilot-sdk. Engine `sdk`: askrelay's ask_user
 // replaces the built-in one. Engine `extension`: Copilot's own ask_user passes through
-// (onUserInputRequest). Turns use send() and session events, never sendAndWait (60 s).
+// (onUserInputRequest). Both engines also offer the relay tool (handlers.ts). Turns use
+// send() and session events, never sendAndWait (60 s).
 
 export interface CopilotEndpointVars {
   name: string;
@@ -46,7 +48,32 @@ function runtimeEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
-function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: string; apiKey: string } | undefined): Runner {
+/**
+ * The context with its open cards counted. The runtime keeps sending events while a handler
+ * waits on a card; they are no activity then, so the session stays `waiting` (never `running`,
+ * hence never `stuck`) until the card closes.
+ */
+function countingWaits(outer: RunnerContext): { ctx: RunnerContext; waiting(): boolean } {
+  let open = 0;
+  const counted = <T>(wait: () => Promise<T>): Promise<T> => {
+    open++;
+    return wait().finally(() => open--);
+  };
+  const tools = outer.relayTools;
+  const relayTools: RunnerContext['relayTools'] = tools && {
+    definitions: tools.definitions,
+    call: (name, args, toolCallId) => counted(() => tools.call(name, args, toolCallId)),
+  };
+  // Object.create keeps the outer context's getters (env is read when the runtime starts).
+  const ctx: RunnerContext = Object.create(outer, {
+    ask: { value: (draft: Parameters<RunnerContext['ask']>[0]) => counted(() => outer.ask(draft)) },
+    relayTools: { value: relayTools },
+  });
+  return { ctx, waiting: () => open > 0 };
+}
+
+function copilotEngine(outer: RunnerContext, provider: { type: 'openai'; baseUrl: string; apiKey: string } | undefined): Runner {
+  const { ctx, waiting } = countingWaits(outer);
   const state: CopilotState = ctx.loadState<CopilotState>() ?? {};
   const workingDirectory = ctx.env.ASKRELAY_WORKDIR ?? process.cwd();
   const formVariant = ctx.session.engine === 'extension' && ctx.session.askUserVariant === 'form';
@@ -63,7 +90,10 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
   } as ConstructorParameters<typeof CopilotClient>[0]);
   let session: CopilotSession | undefined;
 
-  const { askUser, onUserInputRequest, onPermissionRequest, onElicitationRequest } = copilotHandlers(ctx, state);
+  const { askUser, relayTools, onUserInputRequest, onPermissionRequest, onElicitationRequest } = copilotHandlers(ctx, state);
+  // sdk engine: our ask_user, then the relay tool; extension engine: the relay tool only
+  // (Copilot's own ask_user stays, through onUserInputRequest).
+  const tools = ctx.session.engine === 'extension' ? relayTools : [askUser, ...relayTools];
 
   const config = () => ({
     model: ctx.session.model,
@@ -73,7 +103,8 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
     systemMessage: { mode: 'append' as const, content: relayGuidance(ASK_USER, ctx.session.relayMode) },
     onPermissionRequest,
     ...(formVariant ? { askUserVariant: 'elicitation' as const, onElicitationRequest } : {}),
-    ...(ctx.session.engine === 'extension' ? { onUserInputRequest } : { tools: [askUser] }),
+    ...(ctx.session.engine === 'extension' ? { onUserInputRequest } : {}),
+    ...(tools.length ? { tools } : {}),
   });
 
   async function open(resume: boolean, continuePendingWork = false): Promise<CopilotSession> {
@@ -105,7 +136,7 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
       };
       ctx.signal.addEventListener('abort', stop, { once: true });
       const off = s.on((event) => {
-        ctx.heartbeat();
+        if (!waiting()) ctx.heartbeat();
         const data = event.data as { content?: string; message?: string };
         if (event.type === 'assistant.message' && data.content?.trim()) ctx.log('assistant', data.content);
         if (event.type === 'session.error') error = data.message ?? 'the Copilot runtime reported an error';
@@ -120,17 +151,29 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
   }
 
   /**
-   * After a restart. sdk engine: the runtime kept our pending ask_user calls open
-   * (continuePendingWork), so each one's card is re-opened (same toolCallId → the same
+   * After a restart. sdk engine: the runtime kept our pending ask_user and relay tool calls
+   * open (continuePendingWork), so each one's card is re-opened (same toolCallId → the same
    * stored card) and its answer handed to the call. Extension engine: the runtime cannot
-   * take a late answer to its own ask_user, so the answer goes in as a new user message.
+   * take a late answer, neither to its own ask_user nor to a relay tool call, so the card is
+   * re-opened the same way and its outcome goes in as a new user message.
    */
   async function resume(prompt: string): Promise<void> {
     // Stopped before the Copilot session existed: start it from the prompt.
     if (!state.copilotSessionId) return turn(prompt);
     if (ctx.session.engine === 'extension') {
-      const { pendingAsk, pendingForm } = state;
+      const { pendingAsk, pendingForm, pendingRelayCalls = [] } = state;
       await open(true);
+      const notes: string[] = [];
+      for (const call of pendingRelayCalls) {
+        const result = await runRelayTool(ctx, call.name, call.args, call.toolCallId);
+        if (!result) return never<void>();
+        notes.push(`Your ${call.name} call was still open when askrelay restarted. Its result: ${typeof result === 'string' ? result : result.textResultForLlm}`);
+      }
+      if (pendingRelayCalls.length) {
+        delete state.pendingRelayCalls;
+        ctx.saveState(state);
+      }
+      const say = (text: string) => turn([...notes, text].join('\n\n'), true);
       if (pendingForm) {
         const card = await ctx.ask({ ...formCardDraft(pendingForm.request), toolCallId: pendingForm.toolCallId });
         if (card.status === 'pending') return never<void>();
@@ -138,20 +181,19 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
         ctx.saveState(state);
         const text = formText(formResult(pendingForm.request, card));
         ctx.log('tool', text, card.id);
-        return turn(`Your form was still open when askrelay restarted. ${text}`, true);
+        return say(`Your form was still open when askrelay restarted. ${text}`);
       }
-      if (!pendingAsk) return turn(RESTARTED, true);
+      if (!pendingAsk) return notes.length ? turn(notes.join('\n\n'), true) : turn(RESTARTED, true);
       const card = await ctx.ask({ ...classicCardDraft(pendingAsk.request), toolCallId: pendingAsk.toolCallId });
       if (card.status === 'pending') return never<void>();
       delete state.pendingAsk;
       ctx.saveState(state);
       const response = classicResponse(card);
       ctx.log('tool', response.wasFreeform ? `User responded: ${response.answer}` : `User selected: ${response.answer}`, card.id);
-      return turn(
+      return say(
         card.status === 'answered'
           ? `The user answered your question while askrelay restarted: ${response.answer}`
           : `Your question got no answer while askrelay restarted. ${response.answer}`,
-        true,
       );
     }
     const s = await open(true, true);
@@ -175,8 +217,17 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
   }
 
   async function deliver(s: CopilotSession, call: PendingCall): Promise<void> {
-    const parsed = toCardDraft(call.arguments);
     let result: string | { textResultForLlm: string; resultType: 'failure' };
+    if (call.toolName !== ASK_USER) {
+      // A relay tool call (start_session / watch_session waiting on its approval card): the
+      // same toolCallId re-opens the same card.
+      const relayResult = await runRelayTool(ctx, call.toolName, call.arguments, call.toolCallId);
+      if (!relayResult) return;
+      const done = await s.rpc.tools.handlePendingToolCall({ requestId: call.requestId, result: relayResult } as never);
+      if (!(done as { success?: boolean }).success) ctx.log('tool', `The result could not be handed to the resumed Copilot session (${call.toolCallId}).`);
+      return;
+    }
+    const parsed = toCardDraft(call.arguments);
     if (!parsed.ok) result = { textResultForLlm: inputErrorText(parsed.error), resultType: 'failure' };
     else {
       const card = await ctx.ask({ ...parsed.draft, toolCallId: call.toolCallId });
@@ -201,10 +252,11 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
 interface PendingCall {
   requestId: string;
   toolCallId: string;
+  toolName: string;
   arguments: unknown;
 }
 
-/** Our ask_user calls the stored history shows as requested and never completed. */
+/** Our ask_user and relay tool calls the stored history shows as requested and never completed. */
 export function pendingAskCalls(events: readonly { type: string; data: unknown }[]): PendingCall[] {
   const done = new Set<string>();
   for (const e of events) {
@@ -216,8 +268,8 @@ export function pendingAskCalls(events: readonly { type: string; data: unknown }
   for (const e of events) {
     if (e.type !== 'external_tool.requested') continue;
     const data = e.data as { requestId: string; toolCallId: string; toolName: string; arguments?: unknown };
-    if (data.toolName !== ASK_USER || done.has(data.requestId) || done.has(data.toolCallId)) continue;
-    calls.push({ requestId: data.requestId, toolCallId: data.toolCallId, arguments: data.arguments });
+    if ((data.toolName !== ASK_USER && !isRelayTool(data.toolName)) || done.has(data.requestId) || done.has(data.toolCallId)) continue;
+    calls.push({ requestId: data.requestId, toolCallId: data.toolCallId, toolName: data.toolName, arguments: data.arguments });
   }
   return calls;
 }

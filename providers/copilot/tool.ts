@@ -37,3 +37,23 @@ export const AskUserInputSchema = z.object({
   multi_select: z.boolean({ error: 'multi_select must be true or false.' }).optional(),
 }, { error: 'the arguments must be an object: {question, choices?, multi_select?}.' });
 export type AskUserInput = z.infer<typeof AskUserInputSchema>;
+
+/**
+ * A relay tool's JSON schema as handed to the Copilot runtime. The runtime passes only the
+ * keywords it supports to the model and turns the others into text (`minLength: 1` becomes
+ * `"description": "{minLength: 1}"`), so the validation-only ones are dropped here; the
+ * relay tool checks its input itself.
+ */
+export function copilotToolSchema(schema: unknown): unknown {
+  if (Array.isArray(schema)) return schema.map(copilotToolSchema);
+  if (!schema || typeof schema !== 'object') return schema;
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'minLength' || key === 'propertyNames') continue;
+    // Under `properties` the keys are field names, never keywords.
+    out[key] = key === 'properties' && value && typeof value === 'object'
+      ? Object.fromEntries(Object.entries(value).map(([field, sub]) => [field, copilotToolSchema(sub)]))
+      : copilotToolSchema(value);
+  }
+  return out;
+}

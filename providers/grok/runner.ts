@@ -1,23 +1,29 @@
 import OpenAI from 'openai';
 import { missingKeyRunner, type Runner, type RunnerContext, type RunnerFactory } from '../../src/sessions/runner.js';
-import { assistantMessage, transcriptEntries } from './adapter.js';
+import { assistantMessage, toolArguments, toolMessage, transcriptEntries, type GrokToolCall } from './adapter.js';
 import { grokSystemPrompt } from './tool.js';
 
 // Grok through xAI's OpenAI-compatible Chat Completions API with the `openai` client. No
-// tools are offered: Grok asks in its reply text, every reply ends the turn, and the
-// session waits (idle) for the user's next message. The conversation is saved after every
-// step, so a restart between turns loses nothing and a turn cut off mid-request is re-run.
+// question tool: Grok asks in its reply text, a plain-text reply ends the turn, and the
+// session waits (idle) for the user's next message. The relay tool (list_questions,
+// answer_question, start_session, watch_session) is offered as function tools: a reply
+// with tool_calls runs each call, appends its `tool` message and asks Grok again. The
+// conversation is saved after every step (request, reply, each tool result), so a restart
+// between turns loses nothing, a turn cut off mid-request is re-run, and a call cut off
+// while its approval card was open re-opens that card (same tool call id).
 
 type Message = OpenAI.ChatCompletionMessageParam;
 
 interface State {
-  /** user and assistant messages; the system prompt is rebuilt for every request. */
+  /** user, assistant and tool messages; the system prompt is rebuilt for every request. */
   messages: Message[];
 }
 
 const VARS = { name: 'Grok', apiKeyVar: 'XAI_API_KEY', baseUrlVar: 'XAI_BASE_URL' };
 export const DEFAULT_BASE_URL = 'https://api.x.ai/v1';
 export const DEFAULT_MODEL = 'grok-4';
+/** Replies with tool calls one turn may have before it is ended (a model calling tools forever). */
+export const MAX_TOOL_ROUNDS = 25;
 
 export const grokProvider: RunnerFactory = {
   engines: ['chat'],
@@ -39,28 +45,74 @@ function chatEngine(ctx: RunnerContext, endpoint: { baseUrl: string; apiKey: str
   const client = new OpenAI({ baseURL: endpoint.baseUrl, apiKey: endpoint.apiKey, maxRetries: 2 });
   const state: State = ctx.loadState<State>() ?? { messages: [] };
   const save = () => ctx.saveState(state);
-  const system = grokSystemPrompt(ctx.session.relayMode);
+  const relayTools = ctx.relayTools;
+  const system = grokSystemPrompt(ctx.session.relayMode, Boolean(relayTools));
+  const tools: OpenAI.ChatCompletionTool[] | undefined = relayTools?.definitions.map((d) => ({
+    type: 'function',
+    function: { name: d.name, description: d.description, parameters: d.inputSchema },
+  }));
 
-  /** One turn: a request when the user spoke last; an assistant reply already stored means the turn is over. */
+  /**
+   * One turn, from wherever the stored conversation stands: the user or a tool result spoke
+   * last → ask Grok; Grok's last reply has calls without results → run them; Grok's last
+   * reply is plain text → the turn is over.
+   */
   async function turn(): Promise<void> {
-    if (ctx.signal.aborted || state.messages.at(-1)?.role !== 'user') return;
-    const reply = await request();
-    if (ctx.signal.aborted) return;
-    state.messages.push(assistantMessage(reply));
-    save();
-    for (const entry of transcriptEntries(reply)) ctx.log(entry.role, entry.text);
+    let rounds = 0;
+    for (;;) {
+      if (ctx.signal.aborted) return;
+      const pending = unansweredCalls(state.messages);
+      if (pending.length) {
+        for (const call of pending) {
+          const text = await runTool(call);
+          if (text === undefined) return; // stopping under an open approval card: record nothing
+          state.messages.push(toolMessage(call.id, text));
+          save();
+          ctx.log('tool', text);
+        }
+        continue;
+      }
+      const last = state.messages.at(-1)?.role;
+      if (last !== 'user' && last !== 'tool') return;
+      if (rounds >= MAX_TOOL_ROUNDS) {
+        ctx.log('system', `Grok called tools in ${MAX_TOOL_ROUNDS} replies in a row; the turn was ended. Send a message to continue.`);
+        return;
+      }
+      const reply = await request();
+      if (ctx.signal.aborted) return;
+      if (reply.toolCalls.length) rounds++;
+      state.messages.push(assistantMessage(reply) as Message);
+      save();
+      for (const entry of transcriptEntries(reply)) ctx.log(entry.role, entry.text);
+    }
+  }
+
+  /** The text the model reads for one call; undefined when the session stopped meanwhile. */
+  async function runTool(call: GrokToolCall): Promise<string | undefined> {
+    if (!relayTools) return `There is no tool "${call.function.name}" in this session.`;
+    const parsed = toolArguments(call);
+    if (!parsed.ok) return parsed.text;
+    try {
+      const result = await relayTools.call(call.function.name, parsed.args, call.id);
+      return ctx.signal.aborted ? undefined : result.text;
+    } catch (err) {
+      return ctx.signal.aborted ? undefined : `askrelay could not run ${call.function.name}: ${(err as Error).message}`;
+    }
   }
 
   async function request() {
     const stream = client.chat.completions.stream(
-      { model: endpoint.model, messages: [{ role: 'system', content: system }, ...state.messages] },
+      { model: endpoint.model, messages: [{ role: 'system', content: system }, ...state.messages], ...(tools?.length ? { tools } : {}) },
       { signal: ctx.signal },
     );
     stream.on('chunk', () => ctx.heartbeat());
     try {
       const completion = await stream.finalChatCompletion();
       const choice = completion.choices[0];
-      return { content: choice?.message.content, refusal: choice?.message.refusal, finishReason: choice?.finish_reason };
+      const toolCalls = (choice?.message.tool_calls ?? [])
+        .filter((c): c is OpenAI.ChatCompletionMessageFunctionToolCall => c.type === 'function')
+        .map((c) => ({ id: c.id, type: 'function' as const, function: { name: c.function.name, arguments: c.function.arguments ?? '' } }));
+      return { content: choice?.message.content, refusal: choice?.message.refusal, finishReason: choice?.finish_reason, toolCalls };
     } catch (err) {
       if (ctx.signal.aborted) throw new Error('The session was stopped.');
       throw readableApiError(err, endpoint.baseUrl);
@@ -82,6 +134,21 @@ function chatEngine(ctx: RunnerContext, endpoint: { baseUrl: string; apiKey: str
     },
     async stop() {},
   };
+}
+
+/** The calls of Grok's last reply that have no tool message yet, in order. */
+export function unansweredCalls(messages: readonly Message[]): GrokToolCall[] {
+  let at = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]!.role === 'assistant') {
+      at = i;
+      break;
+    }
+  }
+  if (at < 0) return [];
+  const calls = ((messages[at] as { tool_calls?: GrokToolCall[] }).tool_calls ?? []).filter((c) => c.type === 'function');
+  const answered = new Set(messages.slice(at + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
+  return calls.filter((c) => !answered.has(c.id));
 }
 
 /** "401 Incorrect API key…" from the client becomes one sentence a person can act on. */

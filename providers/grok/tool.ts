@@ -1,16 +1,21 @@
 import type { RelayMode } from '../../src/cards/model.js';
 
-// Grok has no question tool: the relay offers it no tools at all, so no card is ever made
-// for a Grok session. Instead the system prompt below tells Grok to ask in its reply text
-// and stop; that reply ends the turn and the session waits (idle) for the user's next
-// message, which is the answer. This file therefore exports the system prompt, not a
-// tool schema.
+// Grok has no question tool, so no card is ever made for a question Grok asks. Instead the
+// system prompt below tells Grok to ask in its reply text and stop; that reply ends the turn
+// and the session waits (idle) for the user's next message, which is the answer. The only
+// tools Grok gets are the relay tool's (src/sessions/relay-tool.ts: working with other
+// sessions), offered as Chat Completions function tools by runner.ts. This file therefore
+// exports the system prompt, not a tool schema.
 
 /** The name shown where other providers name their question tool. */
 export const GROK_QUESTION_TOOL = 'none (asks in its reply text)';
 
-/** The system prompt every Grok session starts with (DESIGN.md, "Agents are told", minus the tool). */
-export function grokSystemPrompt(relayMode: RelayMode): string {
+/**
+ * The system prompt every Grok session starts with (DESIGN.md, "Agents are told", minus the
+ * tool); with `relayTools` (the relay runs with access rules) one more line says what the
+ * relay tool is for.
+ */
+export function grokSystemPrompt(relayMode: RelayMode, relayTools = false): string {
   const mode =
     relayMode === 'autopilot'
       ? 'The relay is in autopilot mode: ask only when input is genuinely needed; otherwise proceed with your best judgement and say what you assumed.'
@@ -22,5 +27,8 @@ export function grokSystemPrompt(relayMode: RelayMode): string {
     '- Put the option you recommend first and end it with "(Recommended)".',
     `- ${mode}`,
     '- Never ask for credentials (API keys, tokens, passwords).',
+    ...(relayTools
+      ? ['- Your tools (list_questions, answer_question, start_session, watch_session) work with the other agent sessions on this relay; they are not a way to ask your user.']
+      : []),
   ].join('\n');
 }

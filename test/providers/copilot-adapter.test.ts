@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { classicCardDraft, classicResponse, noAnswerText, toCardDraft, toToolResult } from '../../providers/copilot/adapter.js';
 import { permissionDecision, permissionDraft } from '../../providers/copilot/approvals.js';
+import { relayToolResult } from '../../providers/copilot/handlers.js';
+import { copilotToolSchema } from '../../providers/copilot/tool.js';
 import { normalizeQuestions } from '../../src/cards/draft.js';
 import type { Answer, Card, CardDraft, CardStatus, RelayMode } from '../../src/cards/model.js';
 
@@ -132,5 +134,30 @@ describe('permission requests', () => {
   });
   it('nobody answering is a reject with feedback, so the turn goes on', () => {
     expect(permissionDecision(card(draft, 'expired'))).toEqual({ kind: 'reject', feedback: 'Nobody approved it in time.' });
+  });
+});
+
+describe('the relay tool in the runtime\'s form', () => {
+  it('results: text on success, a failure the model reads verbatim on error', () => {
+    expect(relayToolResult({ text: 'No pending questions that you can see.', isError: false })).toBe('No pending questions that you can see.');
+    expect(relayToolResult({ text: 'No card "c_1" that you can see.', isError: true })).toEqual({ textResultForLlm: 'No card "c_1" that you can see.', resultType: 'failure' });
+  });
+  it('schemas lose only the validation keywords the runtime would turn into text; field names stay', () => {
+    const schema = {
+      type: 'object',
+      properties: {
+        minLength: { type: 'string', minLength: 1 },
+        answers: { anyOf: [{ type: 'object', propertyNames: { type: 'string' }, additionalProperties: { type: 'string' } }, { type: 'string', minLength: 1 }] },
+      },
+      required: ['minLength'],
+    };
+    expect(copilotToolSchema(schema)).toEqual({
+      type: 'object',
+      properties: {
+        minLength: { type: 'string' },
+        answers: { anyOf: [{ type: 'object', additionalProperties: { type: 'string' } }, { type: 'string' }] },
+      },
+      required: ['minLength'],
+    });
   });
 });

@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Answer, Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
-import { lastToolMessage, lastUserText, startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
+import { lastToolMessage, lastUserText, startOpenAIServer, toolNames, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -65,6 +65,9 @@ it('a form card with one field per property; accept reads field=value pairs', as
   expect(card.questions.map((q) => [q.id, q.field?.type])).toEqual([['colors', 'choices'], ['size', 'choice']]);
   expect(Date.parse(card.expiresAt) - Date.parse(card.createdAt)).toBe(2000);
   expect(read).toBe('User responded: colors=Red, Green, size=S');
+  // The Copilot CLI offers the relay tool too, after its own tools (ask_user among them).
+  const first = fake.requests.find((r) => r.body?.tools && JSON.stringify(r.body.messages).includes('[case=two]'));
+  expect(toolNames(first!.body).slice(-4)).toEqual(['list_questions', 'answer_question', 'start_session', 'watch_session']);
 }, 120_000);
 
 it.concurrent.each([

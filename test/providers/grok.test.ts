@@ -1,15 +1,16 @@
 import { rmSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { asksUser, grokSystemPrompt, readableApiError, transcriptEntries } from '../../providers/grok/index.js';
+import { assistantMessage, asksUser, grokSystemPrompt, readableApiError, toolArguments, toolMessage, transcriptEntries, unansweredCalls } from '../../providers/grok/index.js';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
-import { lastUserText, startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
+import { lastUserText, startOpenAIServer, toolNames, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // Grok: the real `openai` client against the scripted Chat Completions server, through the
-// relay's HTTP API. No tools, no cards: Grok asks in its reply text and the session idles.
+// relay's HTTP API. No question tool, no cards: Grok asks in its reply text and the session
+// idles. Its only tools are the relay tool's (test/providers/grok-relay-tool.test.ts).
 
 const ASK = 'Which database should I use?\n\n1. PostgreSQL (Recommended)\n2. SQLite';
 
@@ -69,7 +70,10 @@ describe('the adapter (pure)', () => {
       expect(text).toContain('ask in your reply text, then stop');
       expect(text).toContain(`${mode} mode`);
       expect(text).toContain('"(Recommended)"');
-      expect(text).not.toMatch(/ask_user|AskUserQuestion/);
+      expect(text).not.toMatch(/ask_user|AskUserQuestion|list_questions/);
+      expect(grokSystemPrompt(mode, true)).toBe(
+        `${text}\n- Your tools (list_questions, answer_question, start_session, watch_session) work with the other agent sessions on this relay; they are not a way to ask your user.`,
+      );
     }
   });
 
@@ -91,6 +95,26 @@ describe('the adapter (pure)', () => {
     ]);
     expect(transcriptEntries({ content: null, refusal: 'I cannot help with that.' })).toEqual([{ role: 'assistant', text: 'I cannot help with that.' }]);
     expect(transcriptEntries({ content: '', finishReason: 'stop' })).toEqual([{ role: 'system', text: 'Grok replied with no text.' }]);
+  });
+
+  it('a reply with relay tool calls is stored with its calls, adds no transcript note, and its calls stay open until each has a tool message', () => {
+    const call = (id: string, args = '{}') => ({ id, type: 'function' as const, function: { name: 'list_questions', arguments: args } });
+    const reply = { content: null, finishReason: 'tool_calls', toolCalls: [call('c1'), call('c2')] };
+    expect(assistantMessage(reply)).toEqual({ role: 'assistant', content: null, tool_calls: [call('c1'), call('c2')] });
+    expect(assistantMessage({ content: 'Looking.', toolCalls: [call('c1')] })).toEqual({ role: 'assistant', content: 'Looking.', tool_calls: [call('c1')] });
+    expect(assistantMessage({ content: 'Hi', toolCalls: [] })).toEqual({ role: 'assistant', content: 'Hi' });
+    expect(transcriptEntries(reply)).toEqual([]);
+
+    const asked = [{ role: 'user' as const, content: 'go' }, assistantMessage(reply)];
+    expect(unansweredCalls(asked).map((c) => c.id)).toEqual(['c1', 'c2']);
+    expect(unansweredCalls([...asked, toolMessage('c1', 'none')]).map((c) => c.id)).toEqual(['c2']);
+    expect(unansweredCalls([...asked, toolMessage('c1', 'none'), toolMessage('c2', 'none')])).toEqual([]);
+    expect(unansweredCalls([{ role: 'user', content: 'go' }, { role: 'assistant', content: 'plain' }])).toEqual([]);
+    expect(unansweredCalls([{ role: 'user', content: 'go' }])).toEqual([]);
+
+    expect(toolArguments(call('c1', ''))).toEqual({ ok: true, args: {} });
+    expect(toolArguments(call('c1', '{"cardId":"c_1","answers":"2"}'))).toEqual({ ok: true, args: { cardId: 'c_1', answers: '2' } });
+    expect(toolArguments(call('c1', '{"cardId":'))).toEqual({ ok: false, text: 'The arguments of list_questions are not valid JSON; call it again with a JSON object.' });
   });
 
   it('readableApiError turns both error body shapes into one sentence', () => {
@@ -125,9 +149,10 @@ describe('sessions over the HTTP API', () => {
     for (const r of sent) {
       expect(r.headers.authorization).toBe('Bearer xai-test');
       expect(r.body).toMatchObject({ model: 'grok-4', stream: true });
-      expect(r.body).not.toHaveProperty('tools');
+      // The relay tool's four functions, and no question tool.
+      expect(toolNames(r.body)).toEqual(['list_questions', 'answer_question', 'start_session', 'watch_session']);
       expect(r.body).not.toHaveProperty('tool_choice');
-      expect(r.body.messages[0]).toEqual({ role: 'system', content: grokSystemPrompt('autopilot') });
+      expect(r.body.messages[0]).toEqual({ role: 'system', content: grokSystemPrompt('autopilot', true) });
     }
     expect(sent[1]!.body.messages.slice(1)).toEqual([
       { role: 'user', content: 'Set up a database for my app (history)' },
@@ -142,7 +167,7 @@ describe('sessions over the HTTP API', () => {
     await idleWith(s.id, ASK);
     const [r] = requestsWith('(named model)');
     expect(r!.body.model).toBe('grok-3-mini');
-    expect(r!.body.messages[0].content).toBe(grokSystemPrompt('manual'));
+    expect(r!.body.messages[0].content).toBe(grokSystemPrompt('manual', true));
   });
 
   it('an API error fails the session with one readable sentence', async () => {
