@@ -12,6 +12,7 @@ Commands:
   answer    answer a card from the terminal
   skip      decline to answer a card
   session   start, list, show, send to and stop agent sessions
+  audit     print the audit log (who did what to which card); "audit verify" checks it
   mcp       askrelay's MCP server over stdio, for MCP clients that spawn a process
   demo      try it without any key: scripted Claude and DeepSeek agents ask you
 
@@ -31,6 +32,7 @@ const COMMANDS: Record<string, Command> = {
   answer: async (argv) => (await import('./answer-command.js')).answerCommand(argv),
   skip: async (argv) => (await import('./skip-command.js')).skipCommand(argv),
   session: async (argv) => (await import('./session-command.js')).sessionCommand(argv),
+  audit: async (argv) => (await import('./audit-command.js')).auditCommand(argv),
   mcp: async (argv) => (await import('./mcp-command.js')).mcpCommand(argv),
   demo: async (argv) => (await import('./demo-command.js')).demoCommand(argv),
 };

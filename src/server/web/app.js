@@ -345,7 +345,7 @@ function renderCard(entry) {
     status,
     h('div', { class: 'card-foot' }, h('div', { class: 'foot-left' }, back, stepper), skip),
   );
-  entry.parts = { body, error, status, skip, stepper, back };
+  entry.parts = { body, error, status, skip, stepper, back, chips, agentBadge: null };
   tickCountdown(entry, Date.now());
   if (card.layout === 'form') renderForm(entry);
   else renderStep(entry);
@@ -748,6 +748,7 @@ function closeCard(entry, { settle = true } = {}) {
   entry.ui.countdown.hidden = true;
   setText(parts.status, describeClosed(card));
   parts.status.hidden = false;
+  showAnsweredBy(entry);
   if (card.status === 'answered') markChosen(entry);
   if (activeId === card.id) activeId = null;
   refreshBoard();
@@ -780,13 +781,33 @@ const STATUS_WORD = { answered: 'Answered', skipped: 'Skipped', expired: 'Expire
 
 function describeClosed(card) {
   const word = STATUS_WORD[card.status] ?? card.status;
-  if (card.status === 'answered') {
-    const by = card.answeredBy?.kind === 'agent' ? ` (by agent ${card.answeredBy.id})` : '';
-    return `${word}: ${describeAnswer(card)}${by}`;
-  }
+  if (card.status === 'answered') return `${word}: ${describeAnswer(card)}`;
   if (card.status === 'expired') return `${word}: nobody answered in time`;
   if (card.status === 'cancelled') return `${word}: the session stopped`;
   return word;
+}
+
+/**
+ * An answer (or skip) given by another agent, not by you: a badge next to the card's
+ * chips naming the agent and the surface it used ("answered by agent s_3dfac9
+ * (relay-tool)"), leading to that agent's session. Human answers get none.
+ */
+function showAnsweredBy(entry) {
+  const { card, el, parts } = entry;
+  const by = card.answeredBy;
+  const byAgent = by?.kind === 'agent' && (card.status === 'answered' || card.status === 'skipped');
+  el.dataset.answeredBy = by && (card.status === 'answered' || card.status === 'skipped') ? by.kind : '';
+  parts.agentBadge?.remove();
+  parts.agentBadge = null;
+  if (!byAgent) return;
+  const verb = card.status === 'skipped' ? 'skipped' : 'answered';
+  const isSession = /^s_/.test(String(by.id));
+  const label = `${verb} by agent ${isSession ? shortId(by.id) : by.id} (${by.surface})`;
+  const title = `${capitalize(verb)} by ${isSession ? `the agent of session ${by.id}` : `the agent “${by.id}”`}, through ${by.surface}, not by you`;
+  parts.agentBadge = isSession
+    ? h('a', { class: 'chip chip-agent', href: `#sessions/${encodeURIComponent(by.id)}`, title: `${title}: open its transcript`, dataset: { testid: 'answered-by-agent', agentId: by.id, surface: by.surface } }, label)
+    : h('span', { class: 'chip chip-agent', title, dataset: { testid: 'answered-by-agent', agentId: by.id, surface: by.surface } }, label);
+  parts.chips.append(parts.agentBadge);
 }
 
 function describeAnswer(card) {
@@ -1009,6 +1030,10 @@ const sessionTitles = new Map();
 const titleFetches = new Set();
 /** @type {Map<string, string>} unsent messages, by session */
 const messageDrafts = new Map();
+/** @type {Map<string, boolean>} agentsMayAnswer changes on their way to the relay: the value asked for, by session */
+const permissionBusy = new Map();
+/** @type {Map<string, string>} why the last agentsMayAnswer change failed, by session */
+const permissionErrors = new Map();
 /** The session open on screen: {id, session, parts, count, loading, dirty, ...} */
 let opened = null;
 
@@ -1127,20 +1152,89 @@ function renderSessionRow(s) {
       ),
       s.status === 'failed' ? h('p', { class: 'session-error', title: s.error, dataset: { testid: 'session-error' } }, s.error || 'The provider gave up.') : null,
       s.status === 'stuck' ? h('p', { class: 'session-warning' }, 'No activity for a while.') : null,
+      agentsSwitch(s),
+      permissionErrorLine(s.id),
     ),
     statusBadge(s),
   );
   const old = sessionRows.get(s.id);
   sessionRows.set(s.id, row);
   if (old) {
-    const refocus = old.contains(document.activeElement) && document.activeElement.classList.contains('session-link');
+    const focused = old.contains(document.activeElement) ? document.activeElement : null;
     old.replaceWith(row);
-    if (refocus) link.focus({ preventScroll: true });
+    if (focused?.classList.contains('session-link')) link.focus({ preventScroll: true });
+    else if (focused?.dataset.testid === 'agents-may-answer') $('[data-testid="agents-may-answer"]', row)?.focus({ preventScroll: true });
     return;
   }
   // Newest first.
   const after = [...els.sessionList.children].find((el) => (sessions.get(el.dataset.sessionId)?.createdAt ?? '') < s.createdAt);
   els.sessionList.insertBefore(row, after ?? null);
+}
+
+/**
+ * The session's "Other agents may answer its questions" switch (PATCH agentsMayAnswer).
+ * Live sessions only: a stopped or failed one shows its last setting, greyed.
+ */
+function agentsSwitch(s) {
+  const input = h('input', {
+    type: 'checkbox',
+    role: 'switch',
+    dataset: { testid: 'agents-may-answer' },
+    onchange: (e) => setAgentsMayAnswer(s.id, e.target.checked, e.target),
+  });
+  const label = h('label', { class: 'toggle session-agents' },
+    input, h('span', { class: 'toggle-track', 'aria-hidden': 'true' }), 'Other agents may answer its questions');
+  syncAgentsSwitch(label, s);
+  return label;
+}
+
+/** Brings a switch up to date in place (the open session's keeps its focus that way). */
+function syncAgentsSwitch(label, s) {
+  const input = label.querySelector('input');
+  const ended = !ACTIVE.has(s.status);
+  const busy = permissionBusy.has(s.id);
+  // While a change is on its way, a re-render shows the value asked for.
+  input.checked = busy ? permissionBusy.get(s.id) : Boolean(s.agentsMayAnswer);
+  input.disabled = ended;
+  if (busy) input.setAttribute('aria-busy', 'true');
+  else input.removeAttribute('aria-busy');
+  label.classList.toggle('ended', ended);
+  label.title = ended
+    ? 'The session has ended'
+    : 'Another session’s agent may answer this session’s questions (approvals stay yours alone)';
+}
+
+function permissionErrorLine(id) {
+  const message = permissionErrors.get(id);
+  return message ? h('p', { class: 'session-error', role: 'alert', dataset: { testid: 'agents-may-answer-error' } }, message) : null;
+}
+
+async function setAgentsMayAnswer(id, allowed, input) {
+  // One change at a time; the switch is not disabled meanwhile, so it keeps the focus.
+  if (permissionBusy.has(id)) {
+    input.checked = !allowed;
+    return;
+  }
+  permissionBusy.set(id, allowed);
+  permissionErrors.delete(id);
+  input.setAttribute('aria-busy', 'true');
+  let updated = null;
+  let failure = null;
+  try {
+    updated = await api(`/api/sessions/${encodeURIComponent(id)}`, { method: 'PATCH', json: { agentsMayAnswer: allowed } });
+  } catch (err) {
+    failure = err;
+  }
+  permissionBusy.delete(id);
+  input.removeAttribute('aria-busy');
+  if (updated) {
+    upsertSession(updated);
+    return;
+  }
+  if (!(failure instanceof Unauthorized)) permissionErrors.set(id, `Could not change who may answer: ${failure.message}`);
+  // Back to the setting the relay has, with the error under it.
+  const known = sessions.get(id);
+  if (known) upsertSession({ ...known });
 }
 
 function pendingCardOf(sessionId) {
@@ -1202,6 +1296,7 @@ function buildSessionView(id) {
   p.badge = h('span');
   p.title = h('h2', { class: 'session-heading', dataset: { testid: 'session-title' } }, sessionName(id));
   p.facts = h('p', { class: 'muted small session-facts' }, id);
+  p.agents = h('div', { class: 'session-agents-row' });
   p.stop = h('button', { type: 'button', class: 'danger-button', dataset: { testid: 'stop-session' }, onclick: () => stopSession(o) }, 'Stop');
   p.banner = h('div', { class: 'banner', dataset: { testid: 'session-banner' }, role: 'status', hidden: true });
   p.transcript = h('ol', { class: 'transcript', dataset: { testid: 'transcript' }, 'aria-label': 'Transcript' });
@@ -1233,6 +1328,7 @@ function buildSessionView(id) {
     h('header', { class: 'panel session-head' },
       h('div', { class: 'session-head-top' }, p.chips, p.badge),
       p.title,
+      p.agents,
       h('div', { class: 'session-head-foot' }, p.facts, p.stop),
     ),
     p.banner,
@@ -1257,12 +1353,17 @@ function applySessionHead(o, s) {
   o.session = s;
   const p = o.parts;
   o.root.dataset.status = s.status;
-  p.chips.replaceChildren(
+  // (replaceChildren would show a null as the text "null")
+  p.chips.replaceChildren(...[
     providerChip(s),
     s.model ? h('span', { class: 'chip', title: 'Model' }, s.model) : null,
     h('span', { class: 'chip', title: s.relayMode === 'manual' ? 'When nobody answers in time, the agent stops and waits for you' : 'When nobody answers in time, the agent goes on with its best judgement' }, s.relayMode),
-    s.agentsMayAnswer ? h('span', { class: 'chip', title: 'Other agents may answer its cards' }, 'agents may answer') : null,
-  );
+  ].filter(Boolean));
+  if (p.agentsSwitch) syncAgentsSwitch(p.agentsSwitch, s);
+  else p.agents.prepend((p.agentsSwitch = agentsSwitch(s)));
+  p.agentsError?.remove();
+  p.agentsError = permissionErrorLine(s.id);
+  if (p.agentsError) p.agents.append(p.agentsError);
   const badge = statusBadge(s);
   p.badge.replaceWith(badge);
   p.badge = badge;
