@@ -13,6 +13,7 @@ import {
   type MessagesRequest,
   type ScriptedReply,
 } from './fakes/anthropic-server.js';
+import { claudeRelayEnv } from './providers/claude-fixtures.js';
 import { startTestRelay, type TestRelay } from './support/running-relay.js';
 import { waitUntil } from './support/wait-until.js';
 
@@ -100,14 +101,7 @@ let home: string;
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'askrelay-cross-session-'));
   fake = await startAnthropicServer({ model });
-  relay = await startTestRelay({
-    ANTHROPIC_BASE_URL: fake.url,
-    ANTHROPIC_API_KEY: 'dummy',
-    HOME: home,
-    ASKRELAY_WORKDIR: home,
-    CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',
-    ASKRELAY_WAIT: '1h',
-  });
+  relay = await startTestRelay(claudeRelayEnv(fake.url, home));
 });
 afterAll(async () => {
   await relay?.stop();

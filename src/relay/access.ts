@@ -31,9 +31,12 @@ export function canSee(who: Principal, card: Card, facts: AccessFacts): boolean 
   if (who.kind === 'human') return true;
   const owner = card.sessionId;
   if (!owner) return false;
-  if (owner === who.sessionId) return true;
-  if (facts.agentsMayAnswer(owner)) return true;
-  return facts.watches(who.id, owner);
+  return facts.agentsMayAnswer(owner) || canSeeSession(who, owner, facts);
+}
+
+/** An agent reads its own session and the sessions it was allowed to watch; the human, all. */
+export function canSeeSession(who: Principal, sessionId: string, facts: AccessFacts): boolean {
+  return who.kind === 'human' || sessionId === who.sessionId || facts.watches(who.id, sessionId);
 }
 
 /** Why `who` may not answer or skip a card it can see; undefined when it may. */

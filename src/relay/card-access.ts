@@ -3,7 +3,7 @@ import { parseReply } from '../cards/reply-parser.js';
 import { RelayError } from '../errors.js';
 import type { AuditStore } from '../store/audit-store.js';
 import type { CardFilter } from '../store/store.js';
-import { answerRefusal, answeredBy, canSee, notVisible, type AccessFacts, type Principal } from './access.js';
+import { answerRefusal, answeredBy, canSee, canSeeSession, notVisible, type AccessFacts, type Principal } from './access.js';
 import { auditRefusal } from './audit.js';
 import type { Relay } from './relay.js';
 
@@ -37,6 +37,10 @@ export class CardAccess {
 
   canSee(who: Principal, card: Card): boolean {
     return canSee(who, card, this.facts);
+  }
+
+  canSeeSession(who: Principal, sessionId: string): boolean {
+    return canSeeSession(who, sessionId, this.facts);
   }
 
   /** Whether `who` may answer the card (it can see it); the refusal otherwise. */

@@ -42,9 +42,9 @@ export function createApp({ relay, access, audit, sessions, token, mcp, mcpDiale
   app.post('/api/logout', (c) => logout(c));
   app.use('/api/*', requireToken(tokens));
   app.route('/api/cards', cardRoutes(access));
-  app.route('/api/sessions', sessionRoutes(sessions));
+  app.route('/api/sessions', sessionRoutes(sessions, access));
   app.route('/api/audit', auditRoutes(audit));
-  app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, sessions, who, name, data)));
+  app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data)));
   const mcpOptions = mcp ?? { timing: mcpTimingFromEnv(process.env) };
   app.use('/mcp', requireToken(tokens));
   app.use('/mcp/*', requireToken(tokens));
@@ -57,10 +57,6 @@ export function createApp({ relay, access, audit, sessions, token, mcp, mcpDiale
 }
 
 /** Whether an agent's event stream carries this event: cards it may see, its own and watched sessions. */
-function shows(access: CardAccess, sessions: SessionManager, who: Principal, name: RelayEventName, data: unknown): boolean {
-  if (name === 'session.updated') {
-    const id = (data as Session).id;
-    return who.kind === 'human' || id === who.sessionId || sessions.watches(who.id, id);
-  }
-  return access.canSee(who, data as Card);
+function shows(access: CardAccess, who: Principal, name: RelayEventName, data: unknown): boolean {
+  return name === 'session.updated' ? access.canSeeSession(who, (data as Session).id) : access.canSee(who, data as Card);
 }

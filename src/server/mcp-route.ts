@@ -136,7 +136,11 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
     server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
       const { name } = request.params;
       if (toolbox && isRelayTool(name)) {
-        const ask = async (draft: CardDraft) => relay.settle(access.create(caller, draft).id, extra.signal);
+        // An approval card nobody waits on any more (the client cancelled or left) is cancelled.
+        const ask = async (draft: CardDraft) => {
+          const card = await relay.settle(access.create(caller, draft).id, extra.signal);
+          return card.status === 'pending' ? relay.cancel(card.id) : card;
+        };
         const result = await toolbox.call(caller, name, request.params.arguments ?? {}, ask);
         return { content: [{ type: 'text', text: result.text }], ...(result.isError ? { isError: true } : {}) };
       }

@@ -2,6 +2,7 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
 import { SessionMessageSchema, StartSessionSchema } from '../sessions/model.js';
+import type { CardAccess } from '../relay/card-access.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { humanOnly, type AuthEnv } from './auth.js';
 import { readJson } from './http.js';
@@ -11,21 +12,19 @@ const SessionPatchSchema = z.object({ agentsMayAnswer: z.boolean() }).strict();
 // The human runs sessions; an agent token may read its own session and the sessions the
 // human let it watch (others are 404). Agents start and watch sessions through the relay
 // tool, which asks the human first.
-export function sessionRoutes(sessions: SessionManager) {
+export function sessionRoutes(sessions: SessionManager, access: CardAccess) {
   const app = new Hono<AuthEnv>();
 
   const visible = (c: Context<AuthEnv>, id: string) => {
-    const who = c.get('principal');
-    if (who.kind === 'human' || id === who.sessionId || sessions.watches(who.id, id)) return sessions.get(id);
-    sessions.get(id); // an unknown session is 404 either way
+    const session = sessions.get(id); // an unknown session is 404 either way
+    if (access.canSeeSession(c.get('principal'), id)) return session;
     throw new RelayError('not_found', `No session "${id}".`);
   };
 
   app.post('/', humanOnly, async (c) => c.json(sessions.start(await readJson(c, StartSessionSchema)), 201));
   app.get('/', (c) => {
     const who = c.get('principal');
-    const all = sessions.list();
-    return c.json({ sessions: who.kind === 'human' ? all : all.filter((s) => s.id === who.sessionId || sessions.watches(who.id, s.id)) });
+    return c.json({ sessions: sessions.list().filter((s) => access.canSeeSession(who, s.id)) });
   });
   app.get('/:id', (c) => c.json(visible(c, c.req.param('id'))));
   app.patch('/:id', humanOnly, async (c) => {
@@ -34,8 +33,7 @@ export function sessionRoutes(sessions: SessionManager) {
     const { agentsMayAnswer } = await readJson(c, SessionPatchSchema);
     return c.json(sessions.setAgentsMayAnswer(id, agentsMayAnswer, c.get('principal')));
   });
-  app.use('/:id/messages', humanOnly);
-  app.post('/:id/messages', async (c) => {
+  app.post('/:id/messages', humanOnly, async (c) => {
     const id = c.req.param('id');
     sessions.get(id); // an unknown session is 404 before anything about the body
     const { text } = await readJson(c, SessionMessageSchema);

@@ -181,7 +181,7 @@ export class RelayToolbox {
       this.sessions.grantWatch(who.id, target.id);
     }
     const session = this.sessions.get(target.id);
-    const cards = this.access.relay.list({ sessionId: target.id }).map((card) => ({
+    const cards = this.access.list(who, { sessionId: target.id }).map((card) => ({
       cardId: card.id,
       status: card.status,
       kind: card.kind,

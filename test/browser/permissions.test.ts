@@ -7,7 +7,7 @@ import type { AuditEntry } from '../../src/store/audit-store.js';
 import { startAnthropicServer, type AnthropicServer } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
-import { launchChromium } from './chromium.js';
+import { collectPageErrors, launchChromium } from './chromium.js';
 
 // Who may answer, on the web page, against a real relay in real Chromium: the human lets
 // other agents answer a session's questions (the New session checkbox, the switch on each
@@ -32,11 +32,7 @@ beforeAll(async () => {
   ]);
   const context = await browser.newContext({ viewport: { width: 900, height: 1000 } });
   page = await context.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    // 4xx answers are logged by the browser as failed loads; those are expected.
-    if (msg.type() === 'error' && !/Failed to load resource/.test(msg.text())) pageErrors.push(msg.text());
-  });
+  collectPageErrors(page, pageErrors);
 });
 
 afterAll(async () => {

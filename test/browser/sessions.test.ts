@@ -12,7 +12,7 @@ import {
   type ScriptedReply,
 } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { launchChromium } from './chromium.js';
+import { collectPageErrors, launchChromium } from './chromium.js';
 
 // The Sessions view against a real relay running real sessions: the `messages` engine
 // (the real @anthropic-ai/sdk client) talks to the scripted Anthropic server, the card it
@@ -69,13 +69,7 @@ let page: Page;
 let watcher: Page; // a second tab that keeps the session open while the first answers
 const pageErrors: string[] = [];
 
-function watch(p: Page) {
-  p.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  p.on('console', (msg) => {
-    // 4xx answers are logged by the browser as failed loads; those are expected.
-    if (msg.type() === 'error' && !/Failed to load resource/.test(msg.text())) pageErrors.push(msg.text());
-  });
-}
+const watch = (p: Page) => collectPageErrors(p, pageErrors);
 
 beforeAll(async () => {
   fake = await startAnthropicServer({ model });

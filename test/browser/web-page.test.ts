@@ -3,7 +3,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { launchChromium } from './chromium.js';
+import { collectPageErrors, launchChromium } from './chromium.js';
 
 // The web page against a real relay in a real browser: cards arrive over SSE, every
 // answer made on the page is checked through the API.
@@ -20,11 +20,7 @@ beforeAll(async () => {
   [relay, browser] = await Promise.all([startTestRelay(), launchChromium()]);
   context = await browser.newContext({ viewport: { width: 900, height: 1100 } });
   page = await context.newPage();
-  page.on('pageerror', (err) => pageErrors.push(`pageerror: ${err.message}`));
-  page.on('console', (msg) => {
-    // 401 and 422 answers are logged by the browser as failed loads; those are expected.
-    if (msg.type() === 'error' && !/Failed to load resource/.test(msg.text())) pageErrors.push(msg.text());
-  });
+  collectPageErrors(page, pageErrors);
 });
 
 afterAll(async () => {

@@ -402,6 +402,24 @@ export function lastToolMessages(request: ChatRequestLike): ToolMessage[] {
     .map((message) => ({ tool_call_id: String(message.tool_call_id ?? ''), content: contentText(message.content) }));
 }
 
+/** What the model was sent back for the tool call with this id (its `tool` message), in any logged request. */
+export function toolResultFor(requests: readonly LoggedRequest[], toolCallId: string): string | undefined {
+  for (const request of requests) {
+    const messages = (request.body as ChatRequestLike | undefined)?.messages ?? [];
+    const message = messages.find((m) => m?.role === 'tool' && m.tool_call_id === toolCallId);
+    if (message) return contentText(message.content);
+  }
+  return undefined;
+}
+
+/** How many tool results the model has been sent since the user's last message (the turn's tool calls so far). */
+export function toolResultsThisTurn(request: ChatRequestLike): number {
+  const messages = Array.isArray(request.messages) ? request.messages : [];
+  let last = -1;
+  messages.forEach((m, i) => m?.role === 'user' && (last = i));
+  return messages.slice(last + 1).filter((m) => m?.role === 'tool').length;
+}
+
 /** The last tool message (see `lastToolMessages`), or undefined. */
 export function lastToolMessage(request: ChatRequestLike): ToolMessage | undefined {
   return lastToolMessages(request).at(-1);

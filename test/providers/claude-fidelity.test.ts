@@ -7,7 +7,7 @@ import type { Session } from '../../src/sessions/model.js';
 import { startAnthropicServer, toolResults, type AnthropicServer, type MessagesRequest, type ScriptedReply } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
-import { cacheQuestion, dbQuestion } from './claude-fixtures.js';
+import { cacheQuestion, claudeRelayEnv, dbQuestion } from './claude-fixtures.js';
 
 // Fidelity: the `code` engine (Claude Code writes the tool_result) and the `messages`
 // engine (the relay writes it) play the same scripted conversation, get the same answers,
@@ -41,14 +41,7 @@ let home: string;
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'askrelay-fidelity-home-'));
   fake = await startAnthropicServer({ model });
-  relay = await startTestRelay({
-    ANTHROPIC_BASE_URL: fake.url,
-    ANTHROPIC_API_KEY: 'dummy',
-    HOME: home,
-    ASKRELAY_WORKDIR: home,
-    CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',
-    ASKRELAY_WAIT: '2s',
-  });
+  relay = await startTestRelay(claudeRelayEnv(fake.url, home, '2s'));
   // Answer every card as the plan says, as soon as it appears: a session's cards come one
   // after another, so its n-th card is step n.
   const seen = new Map<string | null, number>();

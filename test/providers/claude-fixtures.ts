@@ -21,3 +21,16 @@ export const cacheQuestion = {
     { label: 'None', description: 'n' },
   ],
 };
+
+/**
+ * A relay environment whose Claude sessions run offline, on either engine, against the
+ * scripted Messages server at `url`, with Claude Code's home and work folder in `home`.
+ */
+export const claudeRelayEnv = (url: string, home: string, wait = '1h') => ({
+  ANTHROPIC_BASE_URL: url,
+  ANTHROPIC_API_KEY: 'dummy',
+  HOME: home,
+  ASKRELAY_WORKDIR: home,
+  CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',
+  ASKRELAY_WAIT: wait,
+});

@@ -20,7 +20,7 @@ import {
 } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
-import { dbQuestion } from './claude-fixtures.js';
+import { claudeRelayEnv, dbQuestion } from './claude-fixtures.js';
 
 // The relay tool inside Claude sessions, both engines, the real SDKs against the scripted
 // Messages server: the messages engine offers list_questions, answer_question, start_session
@@ -93,14 +93,7 @@ describe.each(['messages', 'code'] as const)('the %s engine', (engine) => {
   let relay: TestRelay;
 
   beforeAll(async () => {
-    relay = await startTestRelay({
-      ANTHROPIC_BASE_URL: fake.url,
-      ANTHROPIC_API_KEY: 'dummy',
-      HOME: home,
-      ASKRELAY_WORKDIR: home,
-      CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',
-      ASKRELAY_WAIT: '1h',
-    });
+    relay = await startTestRelay(claudeRelayEnv(fake.url, home));
   });
   afterAll(async () => {
     await relay?.stop();
@@ -220,14 +213,7 @@ describe.each(['messages', 'code'] as const)('the %s engine', (engine) => {
 });
 
 describe.each(['messages', 'code'] as const)('the %s engine across a relay restart', (engine) => {
-  const env = () => ({
-    ANTHROPIC_BASE_URL: fake.url,
-    ANTHROPIC_API_KEY: 'dummy',
-    HOME: home,
-    ASKRELAY_WORKDIR: home,
-    CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',
-    ASKRELAY_WAIT: '1h',
-  });
+  const env = () => claudeRelayEnv(fake.url, home);
 
   it('start_session waiting on its approval card: after a restart the same card is waited for, and the approval starts one session', async () => {
     const run = `${engine}-restart`;

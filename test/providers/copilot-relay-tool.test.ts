@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
 import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
-import { lastToolMessage, lastUserText, startOpenAIServer, toolNames, toolSchema, type ChatMessage, type ChatTool, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
+import { lastToolMessage, lastUserText, startOpenAIServer, toolResultsThisTurn, toolResultFor, toolNames, toolSchema, type ChatMessage, type ChatTool, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -37,18 +37,12 @@ function model(request: ChatRequest): ScriptedChatReply {
   const relay = /\[relay card=(\S+) turn=(\w+)\]/.exec(user);
   if (!relay) return { text: `no case: ${user}` };
   const [, cardId, turn] = relay;
-  const results = resultsSinceLastUser(request.messages);
+  const results = toolResultsThisTurn(request);
   if (results === 0) return { toolCalls: [{ id: `call_list_${turn}`, name: 'list_questions', arguments: {} }] };
   if (results === 1) {
     return { toolCalls: [{ id: `call_answer_${turn}`, name: 'answer_question', arguments: { cardId, answers: { q1: { selected: ['Green'] } } } }] };
   }
   return { text: `done ${turn}` };
-}
-
-function resultsSinceLastUser(messages: ChatMessage[]): number {
-  let last = -1;
-  messages.forEach((m, i) => m.role === 'user' && (last = i));
-  return messages.slice(last + 1).filter((m) => m.role === 'tool').length;
 }
 
 let fake: OpenAIServer;
@@ -92,13 +86,7 @@ const idleWith = (id: string, text: string, on = relay) =>
   }, `${id} to idle on "${text}"`);
 
 /** What the model read for the call with this id: the `tool` message the runtime sent back. */
-function modelRead(toolCallId: string): string | undefined {
-  for (const r of fake.requests) {
-    const message = (r.body?.messages as ChatMessage[] | undefined)?.find((m) => m.role === 'tool' && m.tool_call_id === toolCallId);
-    if (message) return typeof message.content === 'string' ? message.content : JSON.stringify(message.content);
-  }
-  return undefined;
-}
+const modelRead = (toolCallId: string) => toolResultFor(fake.requests, toolCallId);
 const requestsOf = (marker: string) => fake.requests.filter((r) => r.body?.messages && JSON.stringify(r.body.messages).includes(marker));
 
 /**

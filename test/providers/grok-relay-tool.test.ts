@@ -4,7 +4,7 @@ import { grokSystemPrompt, MAX_TOOL_ROUNDS } from '../../providers/grok/index.js
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
 import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
-import { lastToolMessage, lastUserText, startOpenAIServer, type ChatMessage, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
+import { lastToolMessage, lastUserText, startOpenAIServer, toolResultsThisTurn, toolResultFor, type ChatMessage, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -24,7 +24,7 @@ const OPTIONS = ['PostgreSQL', 'SQLite'];
  */
 function model(request: ChatRequest): ScriptedChatReply {
   const user = lastUserText(request);
-  const results = resultsSinceLastUser(request.messages);
+  const results = toolResultsThisTurn(request);
   if (user.includes('[start]')) {
     const read = lastToolMessage(request);
     return read ? { text: `read: ${read.content}` } : { toolCalls: [{ id: 'call_start', name: 'start_session', arguments: { provider: 'grok', prompt: 'Say hello.' } }] };
@@ -46,12 +46,6 @@ function model(request: ChatRequest): ScriptedChatReply {
   if (results === 0) return { toolCalls: [{ id: 'call_list_2', name: 'list_questions', arguments: {} }] };
   if (results === 1) return { text: 'Answering now.', toolCalls: [{ id: 'call_answer_2', name: 'answer_question', arguments: { cardId, answers: '2' } }] };
   return { text: 'done 2' };
-}
-
-function resultsSinceLastUser(messages: ChatMessage[]): number {
-  let last = -1;
-  messages.forEach((m, i) => m.role === 'user' && (last = i));
-  return messages.slice(last + 1).filter((m) => m.role === 'tool').length;
 }
 
 let fake: OpenAIServer;
@@ -86,13 +80,7 @@ const requestsWith = (marker: string) =>
   fake.requests.filter((r) => r.path === '/v1/chat/completions' && JSON.stringify(r.body?.messages ?? '').includes(marker));
 
 /** What Grok read for the call with this id: the `tool` message the relay sent back. */
-function modelRead(toolCallId: string): string | undefined {
-  for (const r of fake.requests) {
-    const message = (r.body?.messages as ChatMessage[] | undefined)?.find((m) => m.role === 'tool' && m.tool_call_id === toolCallId);
-    if (message) return message.content as string;
-  }
-  return undefined;
-}
+const modelRead = (toolCallId: string) => toolResultFor(fake.requests, toolCallId);
 
 describe('grok: the relay tool', () => {
   it('Grok sees the four tools, lists questions, is refused another session\'s card until its human allows agents, then answers it', async () => {
