@@ -1,4 +1,4 @@
-import { isOtherOption } from '../../src/cards/draft.js';
+import { optionLabelProblem } from '../../src/cards/draft.js';
 import type { Card, CardDraft, RelayMode } from '../../src/cards/model.js';
 import { ASK_USER, AskUserInputSchema, MAX_OPTIONS, MIN_OPTIONS, type AskUserInput } from './tool.js';
 import { firstIssueText } from '../../src/cards/issue-text.js';
@@ -43,15 +43,8 @@ export function toCardDraft(raw: unknown): CardDraftResult {
     const where = `questions[${qi}]`;
     const options = q.options ?? [];
     if (options.length === 1) return { ok: false, error: `${where}.options has 1 entry; give ${MIN_OPTIONS}-${MAX_OPTIONS}, or leave options out for a free-text question.` };
-    const seen = new Set<string>();
-    for (const [oi, option] of options.entries()) {
-      if (isOtherOption(option.label)) {
-        return { ok: false, error: `${where}.options[${oi}] "${option.label}" is not allowed: the user can always type their own answer, so leave out "Other".` };
-      }
-      const key = option.label.toLowerCase();
-      if (seen.has(key)) return { ok: false, error: `${where}.options has the label "${option.label}" twice; labels must be unique within a question.` };
-      seen.add(key);
-    }
+    const problem = optionLabelProblem(where, options.map((o) => o.label), 'labels must be unique within a question');
+    if (problem) return { ok: false, error: problem };
     if (q.multiSelect && options.length === 0) return { ok: false, error: `${where}.multiSelect needs options to pick from; give ${MIN_OPTIONS}-${MAX_OPTIONS}.` };
   }
   return {

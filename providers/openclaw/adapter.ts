@@ -1,4 +1,4 @@
-import { isOtherOption } from '../../src/cards/draft.js';
+import { optionLabelProblem } from '../../src/cards/draft.js';
 import type { Card, CardDraft } from '../../src/cards/model.js';
 import { findCredential } from '../../src/cards/secrets.js';
 import { ASK_USER, AskUserInputSchema, clampTimeout, NO_ANSWER_TEXT, type AskUserInput } from './tool.js';
@@ -54,15 +54,8 @@ export function toCardDraft(raw: unknown): CardDraftResult {
         error: `${where} asks for a credential, which must never travel through ask_user; have the user put it in a secrets store or the environment instead.`,
       };
     }
-    const seen = new Set<string>();
-    for (const [oi, option] of q.options.entries()) {
-      if (isOtherOption(option.label)) {
-        return { ok: false, error: `${where}.options[${oi}] "${option.label}" is not allowed: the user can always type their own answer, so leave out "Other".` };
-      }
-      const key = option.label.toLowerCase();
-      if (seen.has(key)) return { ok: false, error: `${where}.options has the label "${option.label}" twice; labels must be unique within a question (case is ignored).` };
-      seen.add(key);
-    }
+    const problem = optionLabelProblem(where, q.options.map((o) => o.label), 'labels must be unique within a question (case is ignored)');
+    if (problem) return { ok: false, error: problem };
   }
   return {
     ok: true,

@@ -11,6 +11,21 @@ const OTHER_OPTION = /^\s*(other|something else|none of the above)\s*(\(.*\)|[.:
 
 export const isOtherOption = (label: string) => OTHER_OPTION.test(label);
 
+/**
+ * What an ask tool refuses among a question's option labels, as one sentence for the model:
+ * an "Other" option, or a label given twice (case ignored). `uniqueRule` ends that sentence.
+ */
+export function optionLabelProblem(where: string, labels: readonly string[], uniqueRule: string): string | undefined {
+  const seen = new Set<string>();
+  for (const [i, label] of labels.entries()) {
+    if (isOtherOption(label)) return `${where}.options[${i}] "${label}" is not allowed: the user can always type their own answer, so leave out "Other".`;
+    const key = label.toLowerCase();
+    if (seen.has(key)) return `${where}.options has the label "${label}" twice; ${uniqueRule}.`;
+    seen.add(key);
+  }
+  return undefined;
+}
+
 function invalid(message: string): never {
   throw new RelayError('invalid_card', message);
 }
