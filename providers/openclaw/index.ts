@@ -18,4 +18,4 @@ export {
 } from './tool.js';
 export { asksForCredential, PROVIDER, toCardDraft, toToolError, toToolResult } from './adapter.js';
 export type { StructuredResult, ToolError, ToolResult } from './adapter.js';
-export { openclawDialect, openclawWaits } from './runner.js';
+export { openclawDialect } from './runner.js';

@@ -1,22 +1,13 @@
-import { CallWaits, type CallTiming, type McpDialect } from '../../src/relay/call-waits.js';
-import type { Relay } from '../../src/relay/relay.js';
+import { askDialect } from '../../src/relay/call-waits.js';
 import * as adapter from './adapter.js';
 import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_INPUT_SCHEMA, ASK_USER_OUTPUT_SCHEMA } from './tool.js';
 
 // The I/O around one OpenClaw ask_user call over MCP: the shared call machinery with
 // OpenClaw's adapter (the card waits timeoutSeconds; the result is answered / no_answer).
-export const openclawWaits = (relay: Relay, timing?: CallTiming) => new CallWaits(relay, adapter, timing);
-
-type JsonSchema = McpDialect['tool']['inputSchema'];
-
 /** OpenClaw's ask_user, as the MCP surface serves it at /mcp/openclaw. */
-export const openclawDialect: McpDialect = {
-  tool: {
-    name: ASK_USER,
-    title: 'Ask the user',
-    description: ASK_USER_DESCRIPTION,
-    inputSchema: ASK_USER_INPUT_SCHEMA as unknown as JsonSchema,
-    outputSchema: ASK_USER_OUTPUT_SCHEMA as unknown as JsonSchema,
-  },
-  waits: openclawWaits,
-};
+export const openclawDialect = askDialect(adapter, {
+  name: ASK_USER,
+  description: ASK_USER_DESCRIPTION,
+  inputSchema: ASK_USER_INPUT_SCHEMA,
+  outputSchema: ASK_USER_OUTPUT_SCHEMA,
+});

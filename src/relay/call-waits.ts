@@ -71,6 +71,26 @@ export interface McpDialect {
   waits(relay: Relay, timing: CallTiming): { call(call: ToolCall): Promise<unknown> };
 }
 
+/**
+ * An ask tool served over MCP: its schema as tools/list shows it, and the shared call
+ * machinery around the dialect's pure adapter. Each dialect's runner.ts is this one call.
+ */
+export function askDialect<Result, Failure>(
+  adapter: CallDialect<Result, Failure>,
+  tool: { name: string; description: string; inputSchema: object; outputSchema: object },
+): McpDialect {
+  return {
+    tool: {
+      name: tool.name,
+      title: 'Ask the user',
+      description: tool.description,
+      inputSchema: tool.inputSchema as JsonSchema,
+      outputSchema: tool.outputSchema as JsonSchema,
+    },
+    waits: (relay, timing) => new CallWaits(relay, adapter, timing),
+  };
+}
+
 /** Who is waiting on which card, so a re-sent call keeps the card alive through the grace. */
 export class CallWaits<Result, Failure> {
   private readonly waiting = new Map<string, number>();
