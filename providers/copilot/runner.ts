@@ -48,32 +48,7 @@ function runtimeEnv(env: NodeJS.ProcessEnv): Record<string, string> {
   return out;
 }
 
-/**
- * The context with its open cards counted. The runtime keeps sending events while a handler
- * waits on a card; they are no activity then, so the session stays `waiting` (never `running`,
- * hence never `stuck`) until the card closes.
- */
-function countingWaits(outer: RunnerContext): { ctx: RunnerContext; waiting(): boolean } {
-  let open = 0;
-  const counted = <T>(wait: () => Promise<T>): Promise<T> => {
-    open++;
-    return wait().finally(() => open--);
-  };
-  const tools = outer.relayTools;
-  const relayTools: RunnerContext['relayTools'] = tools && {
-    definitions: tools.definitions,
-    call: (name, args, toolCallId) => counted(() => tools.call(name, args, toolCallId)),
-  };
-  // Object.create keeps the outer context's getters (env is read when the runtime starts).
-  const ctx: RunnerContext = Object.create(outer, {
-    ask: { value: (draft: Parameters<RunnerContext['ask']>[0]) => counted(() => outer.ask(draft)) },
-    relayTools: { value: relayTools },
-  });
-  return { ctx, waiting: () => open > 0 };
-}
-
-function copilotEngine(outer: RunnerContext, provider: { type: 'openai'; baseUrl: string; apiKey: string } | undefined): Runner {
-  const { ctx, waiting } = countingWaits(outer);
+function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: string; apiKey: string } | undefined): Runner {
   const state: CopilotState = ctx.loadState<CopilotState>() ?? {};
   const workingDirectory = ctx.env.ASKRELAY_WORKDIR ?? process.cwd();
   const formVariant = ctx.session.engine === 'extension' && ctx.session.askUserVariant === 'form';
@@ -136,7 +111,7 @@ function copilotEngine(outer: RunnerContext, provider: { type: 'openai'; baseUrl
       };
       ctx.signal.addEventListener('abort', stop, { once: true });
       const off = s.on((event) => {
-        if (!waiting()) ctx.heartbeat();
+        ctx.heartbeat();
         const data = event.data as { content?: string; message?: string };
         if (event.type === 'assistant.message' && data.content?.trim()) ctx.log('assistant', data.content);
         if (event.type === 'session.error') error = data.message ?? 'the Copilot runtime reported an error';

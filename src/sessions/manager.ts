@@ -33,6 +33,8 @@ interface Live {
   runner: Runner;
   controller: AbortController;
   lastActivity: number;
+  /** Cards the turn waits on right now (ask() calls under way). */
+  asking: number;
 }
 
 const CLOSED: SessionStatus[] = ['stopped', 'failed'];
@@ -182,7 +184,7 @@ export class SessionManager {
 
   private launch(session: Session, factory: RunnerFactory): Live {
     const controller = new AbortController();
-    const live: Live = { controller, lastActivity: this.clock.now(), runner: undefined as unknown as Runner };
+    const live: Live = { controller, lastActivity: this.clock.now(), asking: 0, runner: undefined as unknown as Runner };
     live.runner = factory.create(this.context(session, live));
     this.live.set(session.id, live);
     return live;
@@ -220,10 +222,14 @@ export class SessionManager {
           provider: session.provider,
           engine: session.engine,
         });
+        live.asking += 1;
         this.setStatus(id, 'waiting');
-        const closed = await relay.settle(card.id, live.controller.signal);
-        this.touch(id);
-        return closed;
+        try {
+          return await relay.settle(card.id, live.controller.signal);
+        } finally {
+          live.asking -= 1;
+          this.touch(id);
+        }
       },
       log: (role, text, cardId) => this.log(id, role, text, cardId),
       heartbeat: () => this.touch(id),
@@ -256,7 +262,9 @@ export class SessionManager {
     const live = this.live.get(id);
     if (live) live.lastActivity = this.clock.now();
     const status = this.options.store.get(id)?.status;
-    if (status === 'stuck' || status === 'waiting') this.setStatus(id, 'running');
+    // An SDK that keeps reporting while the turn waits on a card (Copilot's runtime does)
+    // leaves it waiting: a waiting turn is never running, so never stuck.
+    if (status === 'stuck' || (status === 'waiting' && !live?.asking)) this.setStatus(id, 'running');
   }
 
   private setStatus(id: string, status: SessionStatus): void {

@@ -75,6 +75,20 @@ it('flags a running turn with no activity as stuck, never one that waits on a ca
   expect(status(s.id)).toBe('idle');
 });
 
+it('activity reported while the turn waits on a card (an SDK streaming events) leaves it waiting, never stuck', async () => {
+  const s = manager.start({ provider: 'claude', prompt: 'go' });
+  const asked = ctx.ask({ questions: [{ text: 'Which DB?', options: ['A', 'B'] }], toolCallId: 't2' });
+  ctx.heartbeat();
+  expect(status(s.id)).toBe('waiting');
+  clock.advance(30 * MINUTE);
+  manager.checkStuck();
+  expect(status(s.id)).toBe('waiting');
+  const [card] = relay.list({ sessionId: s.id });
+  relay.answer(card.id, { q1: { selected: ['A'] } });
+  await asked;
+  expect(status(s.id)).toBe('running');
+});
+
 it('a card asked for a session carries the session, its provider, engine and relay mode', async () => {
   const s = manager.start({ provider: 'claude', prompt: 'go', relayMode: 'manual' });
   void ctx.ask({ questions: [{ text: 'Q?' }], toolCallId: 'call' });
