@@ -24,13 +24,13 @@ export function auditCardEvents(events: RelayEvents, audit: AuditStore): () => v
   return events.subscribe((name, data) => {
     if (name === 'session.updated') return;
     const entry = fromCard(data as Card);
-    if (entry) audit.append(entry);
+    if (entry) audit.enqueue(entry);
   });
 }
 
 /** A refused attempt: who tried what on which card, and the code it was refused with. */
 export function auditRefusal(audit: AuditStore, who: Principal, card: Pick<Card, 'id' | 'sessionId'>, action: string, code: string, now: Date): void {
-  audit.append({
+  audit.enqueue({
     at: now.toISOString(),
     event: 'card.refused',
     cardId: card.id,

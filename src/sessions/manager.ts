@@ -74,7 +74,7 @@ export class SessionManager {
     const session = this.get(id);
     if (session.agentsMayAnswer !== allowed) {
       this.update(id, { agentsMayAnswer: allowed });
-      this.options.audit?.append({
+      this.options.audit?.enqueue({
         at: new Date(this.clock.now()).toISOString(),
         event: 'session.permission',
         sessionId: id,

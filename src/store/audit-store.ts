@@ -7,6 +7,11 @@ import { z } from 'zod';
 // hash of the one before it, and a one-row head holds the last sequence number and hash,
 // so `verify` finds an edited row (its hash no longer matches), a removed row (a gap in the
 // sequence, a broken link) and a removed tail (the head points past the end).
+//
+// The relay's own events go through `enqueue`: entries of one turn of the event loop are
+// written together in one transaction right after it, so auditing adds no write to the
+// request that caused the event (and expiring 10,000 cards at start is one write, not
+// 10,000). Reads flush first; a crash can lose at most the entries of that one turn.
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit (
@@ -67,6 +72,8 @@ export interface AuditCheck {
 export class AuditStore {
   private readonly stmt;
   private readonly appendTx;
+  private queued: AuditRecord[] = [];
+  private flushing?: NodeJS.Immediate;
 
   constructor(private readonly db: Database.Database) {
     db.exec(SCHEMA);
@@ -77,27 +84,58 @@ export class AuditStore {
       page: db.prepare('SELECT data FROM audit WHERE seq > ? ORDER BY seq LIMIT ?').pluck(),
       all: db.prepare('SELECT seq, data, prev_hash AS prevHash, hash FROM audit ORDER BY seq'),
     };
-    // IMMEDIATE: the read of the head and the append are one step, even across processes.
-    this.appendTx = db.transaction((record: AuditRecord): AuditEntry => {
-      const head = this.stmt.head.get() as { seq: number; hash: string } | undefined;
-      const base = { seq: (head?.seq ?? 0) + 1, ...record, prevHash: head?.hash ?? GENESIS };
-      const entry: AuditEntry = { ...base, hash: hashEntry(base) };
-      this.stmt.insert.run(entry.seq, JSON.stringify(entry), entry.prevHash, entry.hash);
-      this.stmt.setHead.run(entry.seq, entry.hash);
-      return entry;
+    this.appendTx = db.transaction((records: AuditRecord[]): AuditEntry[] => {
+      let head = this.stmt.head.get() as { seq: number; hash: string } | undefined;
+      const entries = records.map((record) => {
+        const base = { seq: (head?.seq ?? 0) + 1, ...record, prevHash: head?.hash ?? GENESIS };
+        const entry: AuditEntry = { ...base, hash: hashEntry(base) };
+        this.stmt.insert.run(entry.seq, JSON.stringify(entry), entry.prevHash, entry.hash);
+        head = entry;
+        return entry;
+      });
+      if (head) this.stmt.setHead.run(head.seq, head.hash);
+      return entries;
     });
   }
 
+  /** Appends now (after whatever is queued) and returns the entry. */
   append(record: AuditRecord): AuditEntry {
-    return this.appendTx.immediate(record);
+    return this.write([...this.take(), record]).at(-1)!;
+  }
+
+  /** Appends right after this turn of the event loop, together with the rest of the turn's entries. */
+  enqueue(record: AuditRecord): void {
+    this.queued.push(record);
+    this.flushing ??= setImmediate(() => this.flush());
+  }
+
+  /** Writes what is queued (reads and close do this first). */
+  flush(): void {
+    const records = this.take();
+    if (records.length) this.write(records);
+  }
+
+  private take(): AuditRecord[] {
+    if (this.flushing) clearImmediate(this.flushing);
+    this.flushing = undefined;
+    const records = this.queued;
+    this.queued = [];
+    return records;
+  }
+
+  private write(records: AuditRecord[]): AuditEntry[] {
+    // IMMEDIATE: the read of the head and the appends are one step, even across processes.
+    return this.appendTx.immediate(records);
   }
 
   /** Entries after `after` (a sequence number), oldest first. */
   list(after = 0, limit = 1000): AuditEntry[] {
+    this.flush();
     return (this.stmt.page.all(after, limit) as string[]).map((data) => JSON.parse(data) as AuditEntry);
   }
 
   verify(): AuditCheck {
+    this.flush();
     const rows = this.stmt.all.all() as { seq: number; data: string; prevHash: string; hash: string }[];
     const problems: string[] = [];
     let prev = GENESIS;

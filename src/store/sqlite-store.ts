@@ -129,6 +129,7 @@ export class SqliteStore implements CardStore {
   }
 
   close(): void {
+    this.audit.flush();
     this.db.close();
   }
 }

@@ -52,6 +52,20 @@ const record = (n: number, extra: Partial<AuditRecord> = {}): AuditRecord => ({
 const fill = (n: number): AuditEntry[] => Array.from({ length: n }, (_, i) => audit.append(record(i + 1)));
 
 describe('the chain', () => {
+  it('enqueued entries are written together right after the turn, in order, behind earlier ones; reads see them at once', async () => {
+    audit.enqueue(record(1));
+    audit.enqueue(record(2));
+    expect(other.prepare('SELECT COUNT(*) FROM audit').pluck().get()).toBe(0); // not written yet
+    await new Promise((r) => setImmediate(r));
+    expect(other.prepare('SELECT COUNT(*) FROM audit').pluck().get()).toBe(2);
+    audit.enqueue(record(3));
+    const fourth = audit.append(record(4)); // a direct append writes the queue first
+    expect(fourth.seq).toBe(4);
+    audit.enqueue(record(5));
+    expect(audit.list().map((e) => [e.seq, e.cardId])).toEqual([1, 2, 3, 4, 5].map((n) => [n, record(n).cardId]));
+    expect(audit.verify()).toEqual({ ok: true, entries: 5, problems: [] });
+  });
+
   it('an empty log verifies', () => {
     expect(audit.list()).toEqual([]);
     expect(audit.verify()).toEqual({ ok: true, entries: 0, problems: [] });
