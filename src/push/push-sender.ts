@@ -55,6 +55,8 @@ export class PushSender {
   private readonly unsubscribe: () => void;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
+  private readonly scheduled = new Set<NodeJS.Immediate>();
+  private stopped = false;
 
   constructor(private readonly options: PushSenderOptions) {
     this.now = options.now ?? Date.now;
@@ -65,7 +67,11 @@ export class PushSender {
       const card = data as Card;
       if (name === 'card.updated' && card.status === 'pending') return;
       // Later, not now: the listener runs inside the relay's create/answer call.
-      setImmediate(() => this.fanOut(card));
+      const immediate = setImmediate(() => {
+        this.scheduled.delete(immediate);
+        this.fanOut(card);
+      });
+      this.scheduled.add(immediate);
     });
   }
 
@@ -74,12 +80,26 @@ export class PushSender {
     return new Promise((resolve) => setImmediate(() => void this.queue.idle().then(resolve)));
   }
 
+  /** Before the store closes: events still scheduled (cards cancelled by the shutdown) are dropped. */
   stop(): void {
+    this.stopped = true;
     this.unsubscribe();
+    this.scheduled.forEach((immediate) => clearImmediate(immediate));
+    this.scheduled.clear();
     this.queue.stop();
   }
 
   private fanOut(card: Card): void {
+    if (this.stopped) return;
+    try {
+      this.enqueue(card);
+    } catch (err) {
+      // A push is never worth an uncaught exception in the relay.
+      this.log(`push: could not queue the pushes for card ${card.id}: ${(err as Error).message}`);
+    }
+  }
+
+  private enqueue(card: Card): void {
     const payload: PushPayload = card.status === 'pending' ? cardPayload(card) : { type: 'close', cardId: card.id };
     const ttl =
       payload.type === 'card'
