@@ -1,4 +1,4 @@
-import { statSync, readFileSync } from 'node:fs';
+import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
@@ -173,5 +173,31 @@ describe('notifications', () => {
     const res = await relay.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['Yes'] } } } });
     expect(res.status).toBe(200);
     expect((await unsubscribe(sub.json.endpoint)).status).toBe(200);
+  });
+});
+
+describe('across restarts', () => {
+  it('keeps the VAPID key and the subscriptions; stopping right after a card event throws nothing', async () => {
+    const first = await startTestRelay({ ASKRELAY_PUSH_BACKOFF: '20ms' });
+    const dataDir = first.dataDir;
+    try {
+      const key = ((await (await first.api('/api/push/key')).json()) as { publicKey: string }).publicKey;
+      const sub = browserSubscription(`${push.base}/push/restart`);
+      expect((await first.api('/api/push/subscriptions', { method: 'POST', json: sub.json })).status).toBe(201);
+      const created = await first.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Now?' }] } });
+      expect(created.status).toBe(201);
+      await first.close(); // at once: the fan-out may still be scheduled; the data folder stays
+
+      const second = await startTestRelay({}, dataDir);
+      try {
+        expect(((await (await second.api('/api/push/key')).json()) as { publicKey: string }).publicKey).toBe(key);
+        const removed = await second.api('/api/push/subscriptions', { method: 'DELETE', json: { endpoint: sub.json.endpoint } });
+        expect(removed.status).toBe(200);
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 });
