@@ -2,6 +2,8 @@ import { readFileSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
+import type { Session } from '../../src/sessions/model.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { topicOf } from '../../src/push/push-sender.js';
 import { browserSubscription, decryptPush, startFakePushService, verifyVapid, type BrowserSubscription, type FakePushService } from '../fakes/push-service.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
@@ -57,6 +59,26 @@ describe('VAPID key', () => {
 
   it('needs the token', async () => {
     expect((await fetch(new URL('/api/push/key', relay.url))).status).toBe(401);
+  });
+
+  it('is for the human only: an agent token gets 403 on every push route', async () => {
+    // A stored, not stopped session with its agent token, as a running session would have.
+    const store = new SqliteStore(join(relay.dataDir, 'askrelay.sqlite'));
+    const now = new Date().toISOString();
+    store.sessions.insert({ id: 's_push_agent', provider: 'claude', status: 'idle', createdAt: now, updatedAt: now } as unknown as Session);
+    const token = store.sessions.agentToken('s_push_agent', () => 'asa_push_agent_token');
+    store.close();
+    const as = (method: string, path: string, json?: unknown) =>
+      fetch(new URL(path, relay.url), {
+        method,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        ...(json ? { body: JSON.stringify(json) } : {}),
+      });
+    const sub = browserSubscription(`${push.base}/push/agent`).json;
+    for (const res of [await as('GET', '/api/push/key'), await as('POST', '/api/push/subscriptions', sub), await as('DELETE', '/api/push/subscriptions', { endpoint: sub.endpoint })]) {
+      expect(res.status).toBe(403);
+      expect((await res.json()).error.code).toBe('human_only');
+    }
   });
 });
 
