@@ -24,6 +24,7 @@ export const errorTable = {
   free_text_not_allowed: 422,
   credential_refused: 422,
   idempotency_key_reused: 422,
+  invalid_subscription: 422,
 } as const;
 
 export type ErrorCode = keyof typeof errorTable;

@@ -7,6 +7,9 @@ import type { ServeConfig } from './config.js';
 import { sessionFacts } from './relay/access.js';
 import { auditCardEvents } from './relay/audit.js';
 import { CardAccess } from './relay/card-access.js';
+import { pushConfigFromEnv } from './push/push-config.js';
+import { PushSender } from './push/push-sender.js';
+import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
@@ -34,6 +37,8 @@ export interface RunningRelay {
   token: string;
   relay: Relay;
   sessions: SessionManager;
+  /** Web Push delivery (idle() for tests). */
+  push: PushSender;
   recovered: { expired: number; pending: number };
   close(): Promise<void>;
 }
@@ -41,8 +46,13 @@ export interface RunningRelay {
 export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   mkdirSync(config.dataDir, { recursive: true });
   const token = loadOrCreateToken(config.dataDir, config.token);
+  const pushConfig = pushConfigFromEnv(config.env);
+  const vapid = loadOrCreateVapidKeys(config.dataDir);
   const store = new SqliteStore(join(config.dataDir, DB_FILE));
   const relay = new Relay({ store, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
+  // Listening before start: cards that expired while the relay was down close their
+  // notifications, and cards that resumed sessions ask are notified.
+  const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig });
   // Audited from the first event on: cards that expired while the relay was down included.
   auditCardEvents(relay.events, store.audit);
   const { expired, pending } = relay.start();
@@ -57,13 +67,22 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     stuckAfterMs: config.stuckAfterMs,
   });
   sessions.recover();
-  const app = createApp({ relay, access, audit: store.audit, sessions, token, mcpDialects: MCP_DIALECTS });
+  const app = createApp({
+    relay,
+    access,
+    audit: store.audit,
+    sessions,
+    token,
+    mcpDialects: MCP_DIALECTS,
+    push: { publicKey: vapid.publicKey, subscriptions: store.push },
+  });
 
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
     s.once('error', reject);
   }).catch(async (err: unknown) => {
     // The port is taken (or similar): let go of what was opened before saying so.
+    push.stop();
     relay.stop();
     await sessions.close();
     store.close();
@@ -81,8 +100,10 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     token,
     relay,
     sessions,
+    push,
     recovered: { expired: expired.length, pending },
     close: async () => {
+      push.stop();
       relay.stop();
       // Agents (Claude Code processes) end before the store and folders they use go away.
       await sessions.close();

@@ -14,6 +14,7 @@ import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
 import type { McpDialect } from '../relay/call-waits.js';
+import { pushRoutes, type PushRoutesOptions } from './push-routes.js';
 import { mcpRoute, mcpTimingFromEnv, type McpRouteOptions } from './mcp-route.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
@@ -29,9 +30,11 @@ export interface AppOptions {
   mcp?: McpRouteOptions;
   /** The ask tools to serve over MCP, by path (the composition root passes every provider's). */
   mcpDialects?: Record<string, McpDialect>;
+  /** Web Push (key and subscriptions); without it the /api/push routes are absent. */
+  push?: PushRoutesOptions;
 }
 
-export function createApp({ relay, access, audit, sessions, token, mcp, mcpDialects = {} }: AppOptions) {
+export function createApp({ relay, access, audit, sessions, token, mcp, mcpDialects = {}, push }: AppOptions) {
   const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text) };
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
@@ -44,6 +47,7 @@ export function createApp({ relay, access, audit, sessions, token, mcp, mcpDiale
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.route('/api/audit', auditRoutes(audit));
+  if (push) app.route('/api/push', pushRoutes(push));
   app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data)));
   const mcpOptions = mcp ?? { timing: mcpTimingFromEnv(process.env) };
   app.use('/mcp', requireToken(tokens));

@@ -2,6 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Card } from '../cards/model.js';
+import { PushSubscriptionStore } from '../push/subscription-store.js';
 import { AuditStore } from './audit-store.js';
 import { CallStore } from './call-store.js';
 import { SessionStore } from './session-store.js';
@@ -32,6 +33,7 @@ export class SqliteStore implements CardStore {
   readonly sessions: SessionStore;
   readonly calls: CallStore;
   readonly audit: AuditStore;
+  readonly push: PushSubscriptionStore;
 
   constructor(file: string, options: SqliteOptions = {}) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -60,6 +62,7 @@ export class SqliteStore implements CardStore {
     this.sessions = new SessionStore(this.db);
     this.calls = new CallStore(this.db);
     this.audit = new AuditStore(this.db);
+    this.push = new PushSubscriptionStore(this.db);
   }
 
   insertCard(card: Card): { card: Card; created: boolean } {

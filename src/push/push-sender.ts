@@ -1,0 +1,156 @@
+import { createHash } from 'node:crypto';
+import webpush from 'web-push';
+import type { Card } from '../cards/model.js';
+import type { RelayEvents } from '../relay/events.js';
+import type { PushConfig } from './push-config.js';
+import { PushQueue, type AttemptResult } from './push-queue.js';
+import type { PushSubscriptionRecord, PushSubscriptionStore } from './subscription-store.js';
+import type { VapidKeys } from './vapid-keys.js';
+
+// Turns the relay's card events into Web Push messages. A new card sends one notification
+// to every subscription (header, question text, and the page URL of the card); a card that
+// closes (answered, skipped, expired, cancelled) sends {type:"close", cardId} so the
+// service worker can close the stale notification. The event listener only schedules work:
+// encryption and delivery happen later in the queue, so a slow or failing push service
+// never delays creating or answering a card.
+
+/** What the service worker receives (JSON, encrypted aes128gcm). */
+export type PushPayload =
+  | { type: 'card'; cardId: string; title: string; body: string; url: string; expiresAt: string }
+  | { type: 'close'; cardId: string };
+
+const TITLE_CHARS = 100;
+const BODY_CHARS = 500;
+const CLOSE_TTL_SECONDS = 24 * 3600;
+
+const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
+
+export function cardPayload(card: Card): PushPayload {
+  const first = card.questions[0];
+  const more = card.questions.length > 1 ? ` (+${card.questions.length - 1} more)` : '';
+  return {
+    type: 'card',
+    cardId: card.id,
+    title: cut(first?.header?.trim() || card.title?.trim() || 'A question for you', TITLE_CHARS),
+    body: cut(`${first?.text ?? ''}${more}`, BODY_CHARS),
+    url: `/#card=${encodeURIComponent(card.id)}`,
+    expiresAt: card.expiresAt,
+  };
+}
+
+/** The Topic header (RFC 8030 §5.4): a close push replaces its card's push while still undelivered. */
+export const topicOf = (cardId: string) => createHash('sha256').update(cardId).digest('base64url').slice(0, 32);
+
+export interface PushSenderOptions {
+  events: RelayEvents;
+  subscriptions: PushSubscriptionStore;
+  vapid: VapidKeys;
+  config: PushConfig;
+  now?: () => number;
+  log?: (line: string) => void;
+}
+
+export class PushSender {
+  private readonly queue: PushQueue;
+  private readonly unsubscribe: () => void;
+  private readonly now: () => number;
+  private readonly log: (line: string) => void;
+  private readonly scheduled = new Set<NodeJS.Immediate>();
+  private stopped = false;
+
+  constructor(private readonly options: PushSenderOptions) {
+    this.now = options.now ?? Date.now;
+    this.log = options.log ?? ((line) => console.warn(line));
+    this.queue = new PushQueue(options.config, this.log);
+    this.unsubscribe = options.events.subscribe((name, data) => {
+      if (name !== 'card.created' && name !== 'card.updated') return;
+      const card = data as Card;
+      if (name === 'card.updated' && card.status === 'pending') return;
+      // Later, not now: the listener runs inside the relay's create/answer call.
+      const immediate = setImmediate(() => {
+        this.scheduled.delete(immediate);
+        this.fanOut(card);
+      });
+      this.scheduled.add(immediate);
+    });
+  }
+
+  /** Resolves once every queued push was sent, dropped or given up on. */
+  idle(): Promise<void> {
+    return new Promise((resolve) => setImmediate(() => void this.queue.idle().then(resolve)));
+  }
+
+  /** Before the store closes: events still scheduled (cards cancelled by the shutdown) are dropped. */
+  stop(): void {
+    this.stopped = true;
+    this.unsubscribe();
+    this.scheduled.forEach((immediate) => clearImmediate(immediate));
+    this.scheduled.clear();
+    this.queue.stop();
+  }
+
+  private fanOut(card: Card): void {
+    if (this.stopped) return;
+    try {
+      this.enqueue(card);
+    } catch (err) {
+      // A push is never worth an uncaught exception in the relay.
+      this.log(`push: could not queue the pushes for card ${card.id}: ${(err as Error).message}`);
+    }
+  }
+
+  private enqueue(card: Card): void {
+    const payload: PushPayload = card.status === 'pending' ? cardPayload(card) : { type: 'close', cardId: card.id };
+    const ttl =
+      payload.type === 'card'
+        ? Math.max(0, Math.floor((Date.parse(card.expiresAt) - this.now()) / 1000))
+        : CLOSE_TTL_SECONDS;
+    if (payload.type === 'card' && ttl === 0) return;
+    for (const subscription of this.options.subscriptions.list()) {
+      this.queue.add({
+        label: `${payload.type} push for card ${card.id} to ${new URL(subscription.endpoint).host}`,
+        attempt: (signal) => this.send(subscription, payload, ttl, signal),
+      });
+    }
+  }
+
+  private async send(subscription: PushSubscriptionRecord, payload: PushPayload, ttl: number, stop: AbortSignal): Promise<AttemptResult> {
+    // Removed (by the page, or after a 410 for an earlier push) while this one waited.
+    if (!this.options.subscriptions.has(subscription.endpoint)) return { retry: false };
+    const { vapid, config } = this.options;
+    const details = webpush.generateRequestDetails(subscription, JSON.stringify(payload), {
+      vapidDetails: { subject: config.subject, publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+      contentEncoding: 'aes128gcm',
+      TTL: ttl,
+      urgency: payload.type === 'card' ? 'high' : 'normal',
+      topic: topicOf(payload.cardId),
+    });
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(details.headers)) {
+      // fetch sets the length of the body itself.
+      if (name.toLowerCase() !== 'content-length') headers[name] = String(value);
+    }
+    const response = await fetch(details.endpoint, {
+      method: details.method,
+      headers,
+      body: details.body ? new Uint8Array(details.body) : null,
+      signal: AbortSignal.any([stop, AbortSignal.timeout(config.timeoutMs)]),
+    });
+    await response.body?.cancel().catch(() => {});
+    return this.outcome(subscription, response.status);
+  }
+
+  private outcome(subscription: PushSubscriptionRecord, status: number): AttemptResult {
+    if (status >= 200 && status < 300) return { retry: false };
+    if (status === 404 || status === 410) {
+      // The browser unsubscribed, or the subscription expired: it will never work again.
+      this.options.subscriptions.remove(subscription.endpoint);
+      this.log(`push: ${new URL(subscription.endpoint).host} answered ${status}; removed that subscription`);
+      return { retry: false };
+    }
+    if (status === 408 || status === 429 || status >= 500) return { retry: true, reason: `HTTP ${status}` };
+    // 400, 401/403 (VAPID refused), 413 (payload too large): trying again changes nothing.
+    this.log(`push: ${new URL(subscription.endpoint).host} refused a push with HTTP ${status}`);
+    return { retry: false };
+  }
+}

@@ -1,0 +1,57 @@
+import type Database from 'better-sqlite3';
+
+// Web Push subscriptions live in the same SQLite file as the cards, one row per endpoint
+// (the endpoint URL is the subscription's identity; a browser re-subscribing with new keys
+// replaces the row).
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS push_subscriptions (
+  endpoint    TEXT PRIMARY KEY,
+  p256dh      TEXT NOT NULL,
+  auth        TEXT NOT NULL,
+  created_at  INTEGER NOT NULL
+);
+`;
+
+export interface PushSubscriptionRecord {
+  endpoint: string;
+  keys: { p256dh: string; auth: string };
+}
+
+export class PushSubscriptionStore {
+  private readonly stmt;
+
+  constructor(db: Database.Database) {
+    db.exec(SCHEMA);
+    this.stmt = {
+      exists: db.prepare('SELECT 1 FROM push_subscriptions WHERE endpoint = ?').pluck(),
+      upsert: db.prepare(
+        `INSERT INTO push_subscriptions (endpoint, p256dh, auth, created_at) VALUES (?, ?, ?, ?)
+         ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth`,
+      ),
+      remove: db.prepare('DELETE FROM push_subscriptions WHERE endpoint = ?'),
+      list: db.prepare('SELECT endpoint, p256dh, auth FROM push_subscriptions ORDER BY created_at, rowid'),
+    };
+  }
+
+  /** Stores a subscription (or its new keys); `created` is false when the endpoint was known. */
+  add(subscription: PushSubscriptionRecord, now = Date.now()): { created: boolean } {
+    const known = this.stmt.exists.get(subscription.endpoint) !== undefined;
+    this.stmt.upsert.run(subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, now);
+    return { created: !known };
+  }
+
+  /** Whether a subscription with this endpoint was there to remove. */
+  remove(endpoint: string): boolean {
+    return this.stmt.remove.run(endpoint).changes > 0;
+  }
+
+  has(endpoint: string): boolean {
+    return this.stmt.exists.get(endpoint) !== undefined;
+  }
+
+  list(): PushSubscriptionRecord[] {
+    const rows = this.stmt.list.all() as { endpoint: string; p256dh: string; auth: string }[];
+    return rows.map(({ endpoint, p256dh, auth }) => ({ endpoint, keys: { p256dh, auth } }));
+  }
+}

@@ -1,0 +1,43 @@
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import webpush from 'web-push';
+
+// The relay's VAPID key pair (RFC 8292): made on first start and kept in the data folder,
+// readable by the owner only. The public key is what the page hands the browser as
+// applicationServerKey; changing it would orphan every stored subscription, so it is kept.
+
+export const VAPID_FILE = 'vapid.json';
+
+export interface VapidKeys {
+  /** Uncompressed P-256 point, base64url (65 bytes). */
+  publicKey: string;
+  /** The private scalar, base64url (32 bytes). */
+  privateKey: string;
+}
+
+const isKeys = (value: unknown): value is VapidKeys =>
+  typeof value === 'object' &&
+  value !== null &&
+  typeof (value as VapidKeys).publicKey === 'string' &&
+  typeof (value as VapidKeys).privateKey === 'string' &&
+  Buffer.from((value as VapidKeys).publicKey, 'base64url').length === 65 &&
+  Buffer.from((value as VapidKeys).privateKey, 'base64url').length === 32;
+
+export function loadOrCreateVapidKeys(dataDir: string): VapidKeys {
+  const file = join(dataDir, VAPID_FILE);
+  if (existsSync(file)) {
+    const stored: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    if (!isKeys(stored)) throw new Error(`${file} does not hold a VAPID key pair {publicKey, privateKey}; remove it to make a new one.`);
+    return { publicKey: stored.publicKey, privateKey: stored.privateKey };
+  }
+  const keys = webpush.generateVAPIDKeys();
+  mkdirSync(dataDir, { recursive: true });
+  // "wx": two relays starting at once on one folder never overwrite each other's keys.
+  try {
+    writeFileSync(file, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateVapidKeys(dataDir);
+    throw err;
+  }
+  return { publicKey: keys.publicKey, privateKey: keys.privateKey };
+}
