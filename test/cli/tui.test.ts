@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
@@ -30,7 +31,9 @@ describe.skipIf(!hasTmux)('askrelay tui in tmux', () => {
   beforeAll(async () => {
     relay = await startTestRelay();
     const env = `ASKRELAY_URL=${relay.url} ASKRELAY_TOKEN=${relay.token}`;
-    tmux('new-session', '-d', '-s', SESSION, '-x', '110', '-y', '30', `env ${env} ${process.execPath} ${BIN} tui; sleep 30`);
+    tmux('new-session', '-d', '-s', SESSION, '-x', '110', '-y', '30', `env ${env} ${process.execPath} ${BIN} tui`);
+    // Keep the pane (and what it printed) if the command ends early, for the failure message.
+    tmux('set-option', '-t', SESSION, 'remain-on-exit', 'on');
   });
 
   afterAll(async () => {
@@ -39,11 +42,13 @@ describe.skipIf(!hasTmux)('askrelay tui in tmux', () => {
     } catch {
       // already gone
     }
-    await relay?.stop();
+    await relay?.close();
+    if (relay) rmSync(relay.dataDir, { recursive: true, force: true });
   });
 
   async function ask(input: unknown): Promise<Card> {
-    const res = await relay.api('api/cards', { method: 'POST', json: input });
+    // After a restart the test's own fetch may first pick a pooled socket of the old relay.
+    const res = await waitUntil(() => relay.api('api/cards', { method: 'POST', json: input }).catch(() => undefined), 'the relay to take the card', 5000);
     expect(res.status).toBeLessThan(300);
     return (await res.json()) as Card;
   }
@@ -113,5 +118,25 @@ describe.skipIf(!hasTmux)('askrelay tui in tmux', () => {
     expect(res.status).toBe(200);
     await shows('was skipped elsewhere');
     await shows('No pending cards');
+  });
+
+  it('reconnects after the relay restarts and reloads its pending cards', async () => {
+    const port = new URL(relay.url).port;
+    await relay.close(); // keeps the data folder
+    await shows('reconnecting', 'the lost connection on the screen');
+    relay = await startTestRelay({}, relay.dataDir, port);
+    const card = await ask({ questions: [{ text: 'Asked while away?', options: ['yes', 'no'] }] });
+    await shows('Reconnected', 'the reconnect on the screen');
+    await shows('Asked while away?', 'the reloaded card');
+    keys('Enter');
+    await shows('> 1. yes');
+    keys('2');
+    await waitUntil(async () => (await get(card.id)).status === 'answered', 'the answer at the relay');
+  });
+
+  it('quits with q', async () => {
+    await shows('No pending cards');
+    keys('q');
+    await waitUntil(() => tmux('display-message', '-p', '-t', SESSION, '#{pane_dead}').trim() === '1', 'the tui to exit');
   });
 });
