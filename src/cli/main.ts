@@ -11,6 +11,7 @@ Commands:
   cards     list cards (pending by default)
   answer    answer a card from the terminal
   skip      decline to answer a card
+  tui       answer cards in a terminal UI (live list, arrow and number keys)
   session   start, list, show, send to and stop agent sessions
   audit     print the audit log (who did what to which card); "audit verify" checks it
   mcp       askrelay's MCP server over stdio, for MCP clients that spawn a process
@@ -31,6 +32,7 @@ const COMMANDS: Record<string, Command> = {
   cards: async (argv) => (await import('./cards-command.js')).cardsCommand(argv),
   answer: async (argv) => (await import('./answer-command.js')).answerCommand(argv),
   skip: async (argv) => (await import('./skip-command.js')).skipCommand(argv),
+  tui: async (argv) => (await import('./tui/tui-command.js')).tuiCommand(argv),
   session: async (argv) => (await import('./session-command.js')).sessionCommand(argv),
   audit: async (argv) => (await import('./audit-command.js')).auditCommand(argv),
   mcp: async (argv) => (await import('./mcp-command.js')).mcpCommand(argv),

@@ -1,0 +1,131 @@
+import { emitKeypressEvents } from 'node:readline';
+import { parseArgs } from 'node:util';
+import { ApiError, RelayClient, findRelay } from '../client.js';
+import { CLIENT_ENV_HELP, UsageError, parseFlags } from '../flags.js';
+import { followEvents } from './events-stream.js';
+import { render } from './render.js';
+import { initialState, reduce, type Effect, type Input, type Key, type TuiState } from './state.js';
+
+export const TUI_HELP = `askrelay tui — answer cards in the terminal
+
+Usage: askrelay tui [--url URL]
+
+Lists the pending cards and follows the relay live (new cards appear; a card answered
+elsewhere, expired or cancelled closes with a line saying so; after a lost connection
+it reconnects and reloads the pending cards).
+
+  List:  ↑↓ move · Enter or 1-9 open a card · q or Ctrl-C quit
+  Card:  ↑↓ move · 1-9 or Enter pick · Esc back to the list without answering
+         multi-select: Space or 1-9 check, Enter sends the checked options
+         Other… types a free-text answer (Enter sends, Esc back); Skip declines
+  A card with several questions asks them one after another and sends one answer.
+
+Needs an interactive terminal.
+
+${CLIENT_ENV_HELP}`;
+
+function toKey(str: string | undefined, key: { name?: string; ctrl?: boolean; meta?: boolean; sequence?: string } | undefined): Key | undefined {
+  const name = key?.name;
+  if (key?.ctrl && name === 'c') return { name: 'ctrl-c' };
+  if (key?.ctrl || key?.meta) return undefined;
+  switch (name) {
+    case 'up':
+    case 'down':
+    case 'left':
+    case 'right':
+    case 'escape':
+    case 'space':
+    case 'backspace':
+    case 'tab':
+      return { name };
+    case 'return':
+    case 'enter':
+      return { name: 'enter' };
+  }
+  if (str && str.length === 1 && str >= ' ') return str === ' ' ? { name: 'space' } : { name: 'char', ch: str };
+  if (str && [...str].length === 1 && !/\p{C}/u.test(str)) return { name: 'char', ch: str };
+  return undefined;
+}
+
+export async function tuiCommand(argv: string[]): Promise<number> {
+  const { values, positionals } = parseFlags('tui', () =>
+    parseArgs({ args: argv, allowPositionals: true, strict: true, options: { url: { type: 'string' }, help: { type: 'boolean', short: 'h' } } }),
+  );
+  if (values.help) {
+    console.log(TUI_HELP);
+    return 0;
+  }
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}". Run "askrelay tui --help".`);
+  if (!process.stdin.isTTY || !process.stdout.isTTY) throw new UsageError('askrelay tui needs an interactive terminal; use "askrelay cards" and "askrelay answer" in scripts.');
+
+  const target = findRelay(values.url);
+  const client = new RelayClient(target);
+  const out = process.stdout;
+  let state: TuiState = initialState();
+  let finish: (code: number) => void = () => {};
+  const done = new Promise<number>((resolve) => (finish = resolve));
+
+  const draw = () => {
+    const width = out.columns || 80;
+    const lines = render(state, Date.now(), width);
+    // Home, then each line with the rest of it cleared, then clear below.
+    out.write(`\x1b[H${lines.map((l) => `${l}\x1b[K`).join('\r\n')}\x1b[J`);
+  };
+
+  const perform = (effect: Effect) => {
+    if (effect.type === 'quit') return finish(0);
+    const call = effect.type === 'answer' ? client.answer(effect.cardId, effect.answers) : client.skip(effect.cardId);
+    call.then(
+      (card) => dispatch({ type: 'sent', card }),
+      (err: unknown) => dispatch({ type: 'failed', cardId: effect.cardId, message: err instanceof ApiError ? err.message : (err as Error).message }),
+    );
+  };
+
+  function dispatch(input: Input) {
+    const step = reduce(state, input);
+    state = step.state;
+    draw();
+    step.effects.forEach(perform);
+  }
+
+  out.write('\x1b[?1049h\x1b[?25l\x1b[2J');
+  const restore = () => out.write('\x1b[?25h\x1b[?1049l');
+  process.on('exit', restore);
+  emitKeypressEvents(process.stdin);
+  process.stdin.setRawMode(true);
+  process.stdin.resume();
+  const onKeypress = (str: string | undefined, key: Parameters<typeof toKey>[1]) => {
+    const k = toKey(str, key);
+    if (k) dispatch({ type: 'key', key: k });
+  };
+  process.stdin.on('keypress', onKeypress);
+  const onResize = () => {
+    out.write('\x1b[2J');
+    draw();
+  };
+  out.on('resize', onResize);
+  const ticker = setInterval(draw, 1000);
+
+  const stream = followEvents(target, {
+    async onOpen() {
+      // Connected first, then loaded: an event in between is applied on top of the list.
+      const cards = await client.listCards('pending');
+      dispatch({ type: 'cards', cards });
+      dispatch({ type: 'connection', connection: 'live' });
+    },
+    onCard: (card) => dispatch({ type: 'card', card }),
+    onLost: (reason) => dispatch({ type: 'connection', connection: 'lost', reason }),
+  });
+  draw();
+
+  const code = await done;
+  stream.stop();
+  clearInterval(ticker);
+  process.stdin.off('keypress', onKeypress);
+  out.off('resize', onResize);
+  process.stdin.setRawMode(false);
+  process.stdin.pause();
+  restore();
+  process.off('exit', restore);
+  return code;
+}

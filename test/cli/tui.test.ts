@@ -1,0 +1,142 @@
+import { execFileSync } from 'node:child_process';
+import { rmSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Card } from '../../src/cards/model.js';
+import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { waitUntil } from '../support/wait-until.js';
+
+// askrelay tui as a person uses it: in a real terminal (a detached tmux session), against a
+// real relay, with key presses from `tmux send-keys` and the screen read by `capture-pane`.
+
+const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
+const hasTmux = (() => {
+  try {
+    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const SESSION = `askrelay-tui-${process.pid}`;
+const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
+const screen = () => tmux('capture-pane', '-p', '-t', SESSION);
+const keys = (...k: string[]) => tmux('send-keys', '-t', SESSION, ...k);
+const shows = (text: string, what = `"${text}" on the screen`) => waitUntil(() => screen().includes(text), what, 15_000);
+
+describe.skipIf(!hasTmux)('askrelay tui in tmux', () => {
+  let relay: TestRelay;
+
+  beforeAll(async () => {
+    relay = await startTestRelay();
+    const env = `ASKRELAY_URL=${relay.url} ASKRELAY_TOKEN=${relay.token}`;
+    tmux('new-session', '-d', '-s', SESSION, '-x', '110', '-y', '30', `env ${env} ${process.execPath} ${BIN} tui`);
+    // Keep the pane (and what it printed) if the command ends early, for the failure message.
+    tmux('set-option', '-t', SESSION, 'remain-on-exit', 'on');
+  });
+
+  afterAll(async () => {
+    try {
+      tmux('kill-session', '-t', SESSION);
+    } catch {
+      // already gone
+    }
+    await relay?.close();
+    if (relay) rmSync(relay.dataDir, { recursive: true, force: true });
+  });
+
+  async function ask(input: unknown): Promise<Card> {
+    // After a restart the test's own fetch may first pick a pooled socket of the old relay.
+    const res = await waitUntil(() => relay.api('api/cards', { method: 'POST', json: input }).catch(() => undefined), 'the relay to take the card', 5000);
+    expect(res.status).toBeLessThan(300);
+    return (await res.json()) as Card;
+  }
+  const get = async (id: string) => (await (await relay.api(`api/cards/${id}`)).json()) as Card;
+
+  it('answers a single-choice card picked with the arrow keys', async () => {
+    await shows('No pending cards');
+    const card = await ask({ questions: [{ header: 'DB', text: 'Which database?', options: ['sqlite', 'postgres', 'mysql'] }] });
+    await shows('Which database?', 'the new card in the list');
+    keys('Enter');
+    await shows('> 1. sqlite');
+    expect(screen()).toMatch(/\d+:\d\d:\d\d left/);
+    keys('Down');
+    await shows('> 2. postgres');
+    keys('Enter');
+    const answered = await waitUntil(async () => {
+      const c = await get(card.id);
+      return c.status === 'answered' && c;
+    }, 'the answer at the relay');
+    expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: ['postgres'] } });
+    expect(answered.answeredBy?.surface).toBe('cli');
+    await shows(`Answered ${card.id.slice(0, 12)}`);
+  });
+
+  it('answers a multi-choice card with number keys and space', async () => {
+    const card = await ask({ questions: [{ text: 'Which languages?', options: ['ts', 'go', 'rust'], multiSelect: true }] });
+    await shows('Which languages?');
+    keys('Enter');
+    await shows('[ ] rust');
+    keys('1');
+    await shows('[x] ts');
+    keys('Down', 'Down');
+    await shows('> 3. [ ] rust');
+    keys('Space');
+    await shows('[x] rust');
+    keys('Enter');
+    const answered = await waitUntil(async () => {
+      const c = await get(card.id);
+      return c.status === 'answered' && c;
+    }, 'the answer at the relay');
+    expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: ['ts', 'rust'] } });
+  });
+
+  it('answers with free text through Other…', async () => {
+    const card = await ask({ questions: [{ text: 'Name the project', options: ['alpha', 'beta'] }] });
+    await shows('Name the project');
+    keys('Enter');
+    await shows('3. Other…');
+    keys('3');
+    await shows('Your answer:');
+    keys('-l', 'gamma ray');
+    await shows('Your answer: gamma ray_');
+    keys('Enter');
+    const answered = await waitUntil(async () => {
+      const c = await get(card.id);
+      return c.status === 'answered' && c;
+    }, 'the answer at the relay');
+    expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: [], text: 'gamma ray' } });
+  });
+
+  it('closes an open card that is answered elsewhere', async () => {
+    const card = await ask({ questions: [{ text: 'Deploy now?', options: ['yes', 'no'] }] });
+    await shows('Deploy now?');
+    keys('Enter');
+    await shows('> 1. yes');
+    const res = await relay.api(`api/cards/${card.id}/skip`, { method: 'POST' });
+    expect(res.status).toBe(200);
+    await shows('was skipped elsewhere');
+    await shows('No pending cards');
+  });
+
+  it('reconnects after the relay restarts and reloads its pending cards', async () => {
+    const port = new URL(relay.url).port;
+    await relay.close(); // keeps the data folder
+    await shows('reconnecting', 'the lost connection on the screen');
+    relay = await startTestRelay({}, relay.dataDir, port);
+    const card = await ask({ questions: [{ text: 'Asked while away?', options: ['yes', 'no'] }] });
+    await shows('Reconnected', 'the reconnect on the screen');
+    await shows('Asked while away?', 'the reloaded card');
+    keys('Enter');
+    await shows('> 1. yes');
+    keys('2');
+    await waitUntil(async () => (await get(card.id)).status === 'answered', 'the answer at the relay');
+  });
+
+  it('quits with q', async () => {
+    await shows('No pending cards');
+    keys('q');
+    await waitUntil(() => tmux('display-message', '-p', '-t', SESSION, '#{pane_dead}').trim() === '1', 'the tui to exit');
+  });
+});
