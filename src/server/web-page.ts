@@ -2,11 +2,13 @@ import { readFileSync } from 'node:fs';
 import type { Hono } from 'hono';
 
 // The page is plain HTML, CSS and JavaScript: nothing to build, nothing fetched from
-// elsewhere. It is public; it asks for the token before it shows anything.
+// elsewhere. It is public; it asks for the token before it shows anything. /sw.js is the
+// service worker that shows Web Push notifications (public too: it holds no data).
 const FILES: Record<string, string> = {
   '/': 'index.html',
   '/app.js': 'app.js',
   '/style.css': 'style.css',
+  '/sw.js': 'sw.js',
 };
 const TYPES: Record<string, string> = {
   html: 'text/html; charset=utf-8',
@@ -26,6 +28,8 @@ export function webPage(app: Hono) {
         'cache-control': 'no-cache',
         'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'",
         'x-content-type-options': 'nosniff',
+        // The service worker lives at /sw.js and controls the whole page.
+        ...(path === '/sw.js' ? { 'service-worker-allowed': '/' } : {}),
       }),
     );
   }
