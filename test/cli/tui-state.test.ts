@@ -1,7 +1,10 @@
+import { emitKeypressEvents } from 'node:readline';
+import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Card, Question } from '../../src/cards/model.js';
 import { render, remaining } from '../../src/cli/tui/render.js';
-import { initialState, reduce, type Effect, type Input, type Key, type TuiState } from '../../src/cli/tui/state.js';
+import { toKeys } from '../../src/cli/tui/tui-command.js';
+import { RESOLVED_KEPT, initialState, reduce, type Effect, type Input, type Key, type TuiState } from '../../src/cli/tui/state.js';
 
 function question(id: string, text: string, options: string[], multiSelect = false): Question {
   return { id, text, options: options.map((label) => ({ label })), multiSelect, freeText: true };
@@ -169,6 +172,150 @@ describe('tui state: live updates', () => {
   });
 });
 
+const typed = (text: string): Input[] => [...chars(text), k('enter')];
+const answeredWith = (c: Card, answer: Card['answer']): Card => ({ ...c, status: 'answered', answer });
+
+describe('tui state: the input line, /question and typed replies', () => {
+  it('Esc collapses the card (draft kept) and shows a one-line indicator; /question reopens it', () => {
+    const collapsed = run(loaded(single, multi), [k('char', '1'), k('char', '1'), k('char', '3'), k('escape')]).state;
+    expect(collapsed.open).toBeUndefined();
+    expect(collapsed.collapsed).toMatchObject({ cardId: 'c-multi', checked: ['ts', 'rust'] });
+    const screen = render(collapsed, Date.parse('2026-01-01T00:00:00.000Z')).join('\n');
+    expect(screen).toContain('1 question waiting: Which languages? — /question to reopen');
+    expect(screen).toContain('› _');
+    const { state, effects } = run(collapsed, typed('/question'));
+    expect(effects).toEqual([]);
+    expect(state.open).toMatchObject({ cardId: 'c-multi', checked: ['ts', 'rust'] });
+    expect(state.input).toBe('');
+    expect(render(state, 0).join('\n')).toContain('> 3. [x] rust');
+    // Enter sends the resumed draft
+    expect(run(state, [k('enter')]).effects).toEqual([{ type: 'answer', cardId: 'c-multi', answers: { langs: { selected: ['ts', 'rust'] } } }]);
+  });
+
+  it('a multi-question card collapsed on its second question resumes there with the first answer kept', () => {
+    const collapsed = run(loaded(two), [k('enter'), k('char', '1'), ...chars('ask'), k('escape')]).state;
+    expect(collapsed.open).toBeUndefined();
+    expect(render(collapsed, 0).join('\n')).toContain('2 questions waiting: Which database? — /question to reopen');
+    const { state, effects } = run(collapsed, [...typed('/question'), ...chars('relay'), k('enter')]);
+    expect(state.open?.step).toBe(1);
+    expect(effects).toEqual([{ type: 'answer', cardId: 'c-two-questions', answers: { db: { selected: ['sqlite'] }, name: { selected: [], text: 'askrelay' } } }]);
+  });
+
+  it('/question with nothing collapsed opens the oldest card; /question N the Nth; none pending says so', () => {
+    expect(run(loaded(multi, single), typed('/question')).state.open?.cardId).toBe('c-multi');
+    expect(run(loaded(multi, single), typed('/question 2')).state.open?.cardId).toBe('c-single');
+    const tooFar = run(loaded(multi, single), typed('/question 3')).state;
+    expect(tooFar.open).toBeUndefined();
+    expect(tooFar.notice).toMatch(/^No card "3": the list has 2 cards \(1-2\)/);
+    expect(tooFar.input).toBe('/question 3'); // kept to be corrected
+    const none = run(loaded(), typed('/question')).state;
+    expect(none.open).toBeUndefined();
+    expect(none.notice).toBe('No question is waiting.');
+    expect(render(none, 0).join('\n')).toContain('No question is waiting.');
+    const unknown = run(loaded(single), typed('/qestion')).state;
+    expect(unknown.notice).toMatch(/^Unknown command "\/qestion"/);
+    expect(run(loaded(single), typed('/quit')).effects).toEqual([{ type: 'quit' }]);
+  });
+
+  it('digits and q are commands only on an empty line; otherwise they are typed', () => {
+    // one card: "2" is no card, so it starts the line; then "1" and "q" are typed too
+    const s = run(loaded(single), [k('char', '2'), k('char', '1'), k('char', 'q')]).state;
+    expect(s.open).toBeUndefined();
+    expect(s.quit).toBeUndefined();
+    expect(s.input).toBe('21q');
+    // arrows still move the list while typing; Backspace deletes; Esc clears the line
+    expect(run(loaded(single, multi), [k('char', 'x'), k('down')]).state).toMatchObject({ listIndex: 1, input: 'x' });
+    expect(run(s, [k('backspace')]).state.input).toBe('21');
+    expect(run(s, [k('escape')]).state.input).toBe('');
+    // a leading space makes a digit or q text; it is trimmed when sent
+    const spaced = run(loaded(single), [k('space'), k('char', '1'), k('enter')]);
+    expect(spaced.effects).toEqual([{ type: 'reply', cardId: 'c-single', text: '1' }]);
+    expect(run(loaded(single), [k('char', '1')]).state.open?.cardId).toBe('c-single');
+  });
+
+  it('a typed reply answers the collapsed card, else the oldest, through the reply route', () => {
+    const oldest = run(loaded(single, multi), typed('postgres'));
+    expect(oldest.effects).toEqual([{ type: 'reply', cardId: 'c-multi', text: 'postgres' }]);
+    const collapsed = run(loaded(single, multi), [k('char', '2'), k('escape')]).state;
+    expect(collapsed.collapsed?.cardId).toBe('c-single');
+    const { state, effects } = run(collapsed, typed('  postgres '));
+    expect(effects).toEqual([{ type: 'reply', cardId: 'c-single', text: 'postgres' }]);
+    expect(state.input).toBe('');
+    expect(state.replying).toEqual({ cardId: 'c-single', text: 'postgres' });
+    // the relay's answer (event first, then the POST's result): one compact resolution line
+    const answered = answeredWith(single, { db: { selected: ['postgres'] } });
+    const done = run(state, [{ type: 'card', card: answered }, { type: 'sent', card: answered }]).state;
+    expect(done.cards.map((c) => c.id)).toEqual(['c-multi']);
+    expect(done.collapsed).toBeUndefined();
+    expect(done.replying).toBeUndefined();
+    expect(done.resolved.map((r) => r.line)).toEqual(['Answered c-single: postgres']);
+    const text = render(done, 0);
+    expect(text.filter((l) => l === 'Answered c-single: postgres')).toHaveLength(1);
+    expect(text.join('\n')).not.toContain('question waiting');
+  });
+
+  it('a refused reply comes back to the input line with the reason', () => {
+    const sending = run(loaded(single), typed('redis')).state;
+    const failed = reduce(sending, { type: 'failed', cardId: 'c-single', message: 'Question "db" takes one choice; 2 were picked.' }).state;
+    expect(failed.replying).toBeUndefined();
+    expect(failed.input).toBe('redis');
+    expect(failed.notice).toBe('Could not answer c-single: Question "db" takes one choice; 2 were picked.');
+  });
+
+  it('no card pending: a typed reply is kept and the user told', () => {
+    const { state, effects } = run(loaded(), typed('hello'));
+    expect(effects).toEqual([]);
+    expect(state.input).toBe('hello');
+    expect(state.notice).toBe('No question is waiting; nothing to answer.');
+  });
+});
+
+describe('tui state: resolution notices', () => {
+  it('keeps one compact line per closed card, the last few, here and elsewhere', () => {
+    const cards = ['c-a', 'c-bb', 'c-ccc', 'c-dddd', 'c-eeeee', 'c-ffffff'].map((id) => card(id, [question('q1', `Question ${id}?`, ['yes', 'no'])]));
+    let s = loaded(...cards);
+    // answered here with a number key
+    s = run(s, [k('char', '1'), k('char', '2')]).state;
+    s = reduce(s, { type: 'sent', card: answeredWith(cards[0], { q1: { selected: ['no'] } }) }).state;
+    expect(s.notice).toBe('Answered c-a: no');
+    s = reduce(s, { type: 'card', card: answeredWith(cards[1], { q1: { selected: [], text: 'maybe later' } }) }).state;
+    s = reduce(s, { type: 'card', card: { ...cards[2], status: 'skipped' } }).state;
+    s = reduce(s, { type: 'card', card: { ...cards[3], status: 'expired' } }).state;
+    s = reduce(s, { type: 'card', card: { ...cards[4], status: 'cancelled' } }).state;
+    // skipped from the card itself
+    s = run(s, [k('enter'), k('char', '4')]).state;
+    s = reduce(s, { type: 'sent', card: { ...cards[5], status: 'skipped' } }).state;
+    expect(s.cards).toEqual([]);
+    const lines = s.resolved.map((r) => r.line);
+    expect(lines).toHaveLength(RESOLVED_KEPT);
+    expect(lines).toEqual([
+      'Card c-bb was answered elsewhere: maybe later',
+      'Card c-ccc was skipped elsewhere.',
+      'Card c-dddd expired before it was answered.',
+      'Card c-eeeee was cancelled.',
+      'Skipped c-ffffff.',
+    ]);
+    const screen = render(s, 0);
+    expect(screen.slice(-RESOLVED_KEPT)).toEqual(lines);
+  });
+
+  it('a card closing while another is open waits in the list and leaves the open card alone', () => {
+    const open = run(loaded(single, multi), [k('char', '1')]).state;
+    expect(open.open?.cardId).toBe('c-multi');
+    const s = reduce(open, { type: 'card', card: { ...single, status: 'expired' } }).state;
+    expect(s.open?.cardId).toBe('c-multi');
+    expect(s.notice).toBeUndefined();
+    expect(render(run(s, [k('escape')]).state, 0)).toContain('Card c-single expired before it was answered.');
+  });
+
+  it('multi-question answers are summed up per question; cards gone after a reconnect are noted', () => {
+    const answered = answeredWith(two, { db: { selected: ['sqlite'] }, name: { selected: [], text: 'askrelay' } });
+    expect(reduce(loaded(two), { type: 'card', card: answered }).state.notice).toBe('Card c-two-questions was answered elsewhere: db: sqlite; name: askrelay');
+    const reloaded = reduce(loaded(single, multi), { type: 'cards', cards: [multi] }).state;
+    expect(reloaded.resolved.map((r) => r.line)).toEqual(['Card c-single is no longer pending.']);
+  });
+});
+
 describe('tui render', () => {
   it('shows the question, numbered options, Other…, Skip and the time left', () => {
     const now = Date.parse('2026-01-01T07:58:30.000Z');
@@ -180,5 +327,36 @@ describe('tui render', () => {
     expect(text).toContain('5. Skip');
     expect(text).toContain('1:30 left');
     expect(remaining(multi, Date.parse('2026-01-01T00:00:00.000Z'))).toBe('8:00:00 left');
+  });
+});
+
+describe('tui keys from a real terminal', () => {
+  /** What Node's own keypress decoder makes of the bytes, as the tui's keys. */
+  function decode(bytes: string): Key[] {
+    const stream = new PassThrough();
+    emitKeypressEvents(stream);
+    const keys: Key[] = [];
+    stream.on('keypress', (str: string | undefined, key: Parameters<typeof toKeys>[1]) => keys.push(...toKeys(str, key)));
+    stream.write(bytes);
+    return keys;
+  }
+
+  it('reads arrows, Enter, Backspace and characters', () => {
+    expect(decode('\x1b[A\x1b[B\r\x7fa/ ')).toEqual([
+      { name: 'up' },
+      { name: 'down' },
+      { name: 'enter' },
+      { name: 'backspace' },
+      { name: 'char', ch: 'a' },
+      { name: 'char', ch: '/' },
+      { name: 'space' },
+    ]);
+  });
+
+  it('Esc followed quickly by a key (one "meta" key for Node) is Esc, then that key', () => {
+    expect(decode('\x1b/')).toEqual([{ name: 'escape' }, { name: 'char', ch: '/' }]);
+    expect(decode('\x1bq')).toEqual([{ name: 'escape' }, { name: 'char', ch: 'q' }]);
+    expect(decode('\x1b\x1b[B')).toEqual([{ name: 'escape' }, { name: 'down' }]);
+    expect(decode('\x1b\r')).toEqual([{ name: 'escape' }, { name: 'enter' }]);
   });
 });

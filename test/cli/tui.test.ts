@@ -23,7 +23,11 @@ const SESSION = `askrelay-tui-${process.pid}`;
 const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
 const screen = () => tmux('capture-pane', '-p', '-t', SESSION);
 const keys = (...k: string[]) => tmux('send-keys', '-t', SESSION, ...k);
-const shows = (text: string, what = `"${text}" on the screen`) => waitUntil(() => screen().includes(text), what, 15_000);
+const shows = (text: string, what = `"${text}" on the screen`) =>
+  waitUntil(() => screen().includes(text), what, 15_000).catch((err: Error) => {
+    // The screen as it was, for the failure message.
+    throw new Error(`${err.message}; the screen:\n${screen()}`);
+  });
 
 describe.skipIf(!hasTmux)('askrelay tui in tmux', () => {
   let relay: TestRelay;
@@ -118,6 +122,60 @@ describe.skipIf(!hasTmux)('askrelay tui in tmux', () => {
     expect(res.status).toBe(200);
     await shows('was skipped elsewhere');
     await shows('No pending cards');
+  });
+
+  it('Esc collapses a card to a one-line indicator and /question reopens its prompt', async () => {
+    const card = await ask({ questions: [{ header: 'Store', text: 'Where do the cards live?', options: ['SQLite', 'Postgres'] }] });
+    await shows('Where do the cards live?');
+    keys('Enter');
+    await shows('> 1. SQLite');
+    keys('Down');
+    await shows('> 2. Postgres');
+    keys('Escape');
+    await shows('1 question waiting: [Store] Where do the cards live? — /question to reopen', 'the collapsed indicator');
+    expect(screen()).not.toContain('> 2. Postgres');
+    keys('-l', '/question');
+    await shows('› /question_');
+    keys('Enter');
+    // the prompt is back where it was left
+    await shows('> 2. Postgres', 'the reopened prompt');
+    expect(screen()).toContain('Where do the cards live?');
+    expect(screen()).not.toContain('question waiting');
+    // Esc and typing at once (one "meta" key for Node's decoder): Esc, then the typed text
+    keys('Escape');
+    keys('-l', 'zzz');
+    await shows('› zzz_', 'the text typed right after Esc on the input line');
+    keys('Escape');
+    await waitUntil(() => screen().includes('› _'), 'Esc to clear the input line');
+    keys('-l', '/question');
+    keys('Enter');
+    await shows('> 2. Postgres', 'the prompt reopened again');
+    keys('Enter');
+    const answered = await waitUntil(async () => {
+      const c = await get(card.id);
+      return c.status === 'answered' && c;
+    }, 'the answer at the relay');
+    expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: ['Postgres'] } });
+    await shows(`Answered ${card.id}: Postgres`, 'the resolution line');
+  });
+
+  it('a reply typed on the list answers the waiting card through the plain-text reply route', async () => {
+    const card = await ask({ questions: [{ text: 'Which platforms?', options: ['Linux', 'macOS', 'Windows'], multiSelect: true }] });
+    await shows('Which platforms?');
+    keys('-l', 'linux, 3');
+    await shows('› linux, 3_');
+    await shows(`Enter answers 1. Which platforms? (${card.id})`);
+    keys('Enter');
+    const answered = await waitUntil(async () => {
+      const c = await get(card.id);
+      return c.status === 'answered' && c;
+    }, 'the answer at the relay');
+    expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: ['Linux', 'Windows'] } });
+    expect(answered.answeredBy?.surface).toBe('cli');
+    await shows(`Answered ${card.id}: Linux, Windows`, 'the resolution line');
+    await shows('No pending cards');
+    // the earlier resolutions stay listed
+    expect(screen()).toMatch(/Answered c_\w+: Postgres/);
   });
 
   it('reconnects after the relay restarts and reloads its pending cards', async () => {

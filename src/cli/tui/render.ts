@@ -1,5 +1,5 @@
 import type { Card } from '../../cards/model.js';
-import { entries, openCard, type TuiState } from './state.js';
+import { cardLabel, entries, openCard, replyTarget, type TuiState } from './state.js';
 
 // Draws the state as plain lines (no escapes): the shell clears the screen and writes
 // them. `now` is passed in so the remaining time can be tested and ticks every second.
@@ -24,23 +24,50 @@ function connectionText(s: TuiState): string {
 
 export function render(s: TuiState, now: number, width = 80): string[] {
   const card = openCard(s);
-  const lines = s.open && card ? cardLines(s, card, now, width) : listLines(s, now, width);
-  if (s.notice) lines.push('', cut(s.notice, width));
-  return lines;
+  if (s.open && card) {
+    const lines = cardLines(s, card, now, width);
+    if (s.notice) lines.push('', cut(s.notice, width));
+    return lines;
+  }
+  return listLines(s, now, width);
 }
+
+/** The end of a line that is too long (the input line shows what is being typed). */
+const tail = (text: string, width: number) => (text.length > width ? `…${text.slice(text.length - Math.max(0, width - 1))}` : text);
 
 function listLines(s: TuiState, now: number, width: number): string[] {
   const lines = [cut(`askrelay tui — ${s.cards.length} pending card${s.cards.length === 1 ? '' : 's'} · ${connectionText(s)}`, width), ''];
   if (s.cards.length === 0) lines.push('  No pending cards. New ones appear here as agents ask.');
-  s.cards.forEach((c, i) => {
-    const q = c.questions[0];
-    const label = oneLine(c.title || (q?.header ? `[${q.header}] ${q.text}` : (q?.text ?? '')));
-    const more = c.questions.length > 1 ? ` (+${c.questions.length - 1} more)` : '';
-    const left = remaining(c, now);
+  // Labels padded to one width so the times left line up.
+  const rows = s.cards.map((c) => ({ label: cardLabel(c) + (c.questions.length > 1 ? ` (+${c.questions.length - 1} more)` : ''), left: remaining(c, now) }));
+  const room = Math.max(10, width - Math.max(0, ...rows.map((r) => r.left.length)) - 9);
+  const column = Math.min(room, Math.max(0, ...rows.map((r) => r.label.length)));
+  rows.forEach((r, i) => {
     const mark = i === s.listIndex ? '>' : ' ';
-    lines.push(`${mark} ${i + 1}. ${cut(label + more, Math.max(10, width - left.length - 9))}  ${left}`);
+    lines.push(`${mark} ${String(i + 1).padStart(String(rows.length).length)}. ${cut(r.label, column).padEnd(column)}  ${r.left}`);
   });
-  lines.push('', '↑↓ move · Enter or 1-9 open · q quit');
+  lines.push('');
+  const collapsed = s.collapsed && s.cards.find((c) => c.id === s.collapsed!.cardId);
+  if (collapsed) {
+    const n = collapsed.questions.length;
+    lines.push(cut(`${n} question${n === 1 ? '' : 's'} waiting: ${cardLabel(collapsed)} — /question to reopen`, width));
+  }
+  lines.push(tail(`› ${s.input}_`, width));
+  const typed = s.input.trim();
+  const target = replyTarget(s);
+  if (!typed) {
+    lines.push(cut('↑↓ move · Enter or 1-9 open · type a reply or /question, then Enter · q quit', width));
+  } else if (typed.startsWith('/')) {
+    lines.push(cut('Enter runs the command (/question, /question N, /quit) · Esc clears', width));
+  } else if (target) {
+    lines.push(cut(`Enter answers ${s.cards.indexOf(target) + 1}. ${cardLabel(target)} (${target.id}) · Esc clears`, width));
+  } else {
+    lines.push('No question is waiting · Esc clears');
+  }
+  // How the last cards closed, then what just happened (unless it is that same last line).
+  const recent = s.resolved.map((r) => r.line);
+  const notice = s.notice && s.notice !== recent[recent.length - 1] ? [s.notice] : [];
+  if (recent.length || notice.length) lines.push('', ...[...recent, ...notice].map((l) => cut(oneLine(l), width)));
   return lines;
 }
 

@@ -1,4 +1,5 @@
 import type { Answer, AnswerEntry, Card, Question } from '../../cards/model.js';
+import { entryText } from '../format.js';
 
 // The terminal UI's state machine: pure. (state, input) → { state, effects }. The shell
 // (tui-command.ts) turns key presses, relay events and API results into inputs, performs
@@ -29,19 +30,36 @@ export interface OpenCard {
   sending?: 'answer' | 'skip';
 }
 
+export interface Resolution {
+  cardId: string;
+  /** "Answered c_…: sqlite", "Card c_… expired before it was answered.", … */
+  line: string;
+}
+
 export interface TuiState {
   /** Pending cards, oldest first. */
   cards: Card[];
   listIndex: number;
   open?: OpenCard;
+  /** The card last left with Esc, with its draft: `/question` (or opening it) resumes it. */
+  collapsed?: OpenCard;
+  /** The list view's input line: a `/command` or a typed reply. */
+  input: string;
+  /** A typed reply on its way to the relay (POST /api/cards/:id/reply). */
+  replying?: { cardId: string; text: string };
+  /** How the last few cards closed, oldest first (at most RESOLVED_KEPT). */
+  resolved: Resolution[];
   /** One line for the user: what just happened. */
   notice?: string;
   connection: Connection;
   quit?: boolean;
 }
 
+export const RESOLVED_KEPT = 5;
+
 export type Effect =
   | { type: 'answer'; cardId: string; answers: Answer }
+  | { type: 'reply'; cardId: string; text: string }
   | { type: 'skip'; cardId: string }
   | { type: 'quit' };
 
@@ -58,7 +76,7 @@ export interface Step {
   effects: Effect[];
 }
 
-export const initialState = (): TuiState => ({ cards: [], listIndex: 0, connection: 'connecting' });
+export const initialState = (): TuiState => ({ cards: [], listIndex: 0, input: '', resolved: [], connection: 'connecting' });
 
 export type Entry = { kind: 'option'; label: string; description?: string } | { kind: 'other' } | { kind: 'skip' };
 
@@ -71,14 +89,69 @@ export const openCard = (s: TuiState): Card | undefined => (s.open ? s.cards.fin
 
 const byAge = (a: Card, b: Card) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id);
 const clamp = (i: number, n: number) => Math.max(0, Math.min(i, n - 1));
-const shortId = (id: string) => (id.length > 12 ? id.slice(0, 12) : id);
+const quit = (s: TuiState): Step => ({ state: { ...s, quit: true }, effects: [{ type: 'quit' }] });
 
-const STATUS_LINE: Record<string, string> = {
-  answered: 'was answered elsewhere',
-  skipped: 'was skipped elsewhere',
-  expired: 'expired before it was answered',
-  cancelled: 'was cancelled',
-};
+/** A card in one line: its title, else "[header] question" of its first question. */
+export function cardLabel(card: Card): string {
+  const q = card.questions[0];
+  return (card.title || (q?.header ? `[${q.header}] ${q.text}` : (q?.text ?? ''))).replace(/\s+/g, ' ').trim();
+}
+
+/** The card a typed reply (and a bare `/question`) goes to: the collapsed one, else the oldest. */
+export function replyTarget(s: TuiState): Card | undefined {
+  return (s.collapsed && s.cards.find((c) => c.id === s.collapsed!.cardId)) || s.cards[0];
+}
+
+/** A closed card's answer in one line: "sqlite", "ts, rust", "db: sqlite; name: askrelay". */
+function answerSummary(card: Card): string {
+  const answer = card.answer ?? {};
+  if (card.questions.length === 1) return entryText(answer[card.questions[0].id]);
+  return card.questions.map((q) => `${q.header || q.id}: ${entryText(answer[q.id])}`).join('; ');
+}
+
+/** How a card closed, as the one line kept in the list. `here`: by this tui. */
+export function resolutionLine(card: Card, here: boolean): string {
+  const answered = (lead: string) => {
+    const text = answerSummary(card);
+    return text ? `${lead}: ${text}` : `${lead}.`;
+  };
+  if (here) {
+    if (card.status === 'answered') return answered(`Answered ${card.id}`);
+    if (card.status === 'skipped') return `Skipped ${card.id}.`;
+  }
+  switch (card.status) {
+    case 'answered':
+      return answered(`Card ${card.id} was answered elsewhere`);
+    case 'skipped':
+      return `Card ${card.id} was skipped elsewhere.`;
+    case 'expired':
+      return `Card ${card.id} expired before it was answered.`;
+    case 'cancelled':
+      return `Card ${card.id} was cancelled.`;
+    default:
+      return `Card ${card.id} is ${card.status}.`;
+  }
+}
+
+/** Keeps a card's resolution line (one per card; the newest wins) and drops the oldest beyond RESOLVED_KEPT. */
+function remember(resolved: Resolution[], cardId: string, line: string): Resolution[] {
+  return [...resolved.filter((r) => r.cardId !== cardId), { cardId, line }].slice(-RESOLVED_KEPT);
+}
+
+/** State once a card is no longer pending: out of the list, not open, not collapsed, not being replied to. */
+function closeCard(s: TuiState, cardId: string, line: string, notice: string | undefined): TuiState {
+  const cards = s.cards.filter((c) => c.id !== cardId);
+  return {
+    ...s,
+    cards,
+    open: s.open?.cardId === cardId ? undefined : s.open,
+    collapsed: s.collapsed?.cardId === cardId ? undefined : s.collapsed,
+    replying: s.replying?.cardId === cardId ? undefined : s.replying,
+    resolved: remember(s.resolved, cardId, line),
+    notice,
+    listIndex: clamp(s.listIndex, cards.length),
+  };
+}
 
 function startStep(card: Card, step: number, answers: Answer): OpenCard {
   const q = card.questions[step];
@@ -104,13 +177,17 @@ export function reduce(s: TuiState, input: Input): Step {
       return { state: { ...s, connection: input.connection, notice }, effects: [] };
     }
     case 'sent': {
-      const card = input.card;
-      const verb = card.status === 'skipped' ? 'Skipped' : card.status === 'answered' ? 'Answered' : `Card is ${card.status}:`;
-      const cards = s.cards.filter((c) => c.id !== card.id);
-      const open = s.open?.cardId === card.id ? undefined : s.open;
-      return { state: { ...s, cards, open, listIndex: clamp(s.listIndex, cards.length), notice: `${verb} ${shortId(card.id)}.` }, effects: [] };
+      const line = resolutionLine(input.card, true);
+      // Another card open: the line waits in the list, the open card is not disturbed.
+      const notice = s.open && s.open.cardId !== input.card.id ? s.notice : line;
+      return { state: closeCard(s, input.card.id, line, notice), effects: [] };
     }
     case 'failed': {
+      if (s.replying?.cardId === input.cardId) {
+        // The typed reply comes back to the input line, to be corrected and sent again.
+        const text = s.input ? s.input : s.replying.text;
+        return { state: { ...s, replying: undefined, input: text, notice: `Could not answer ${input.cardId}: ${input.message}` }, effects: [] };
+      }
       if (s.open?.cardId !== input.cardId) return { state: { ...s, notice: `Could not send: ${input.message}` }, effects: [] };
       const { sending: _sending, ...open } = s.open;
       return { state: { ...s, open, notice: `Could not send: ${input.message}` }, effects: [] };
@@ -120,12 +197,18 @@ export function reduce(s: TuiState, input: Input): Step {
 
 function onCards(s: TuiState, list: Card[]): Step {
   const cards = list.filter((c) => c.status === 'pending').sort(byAge);
-  let { open, notice } = s;
-  if (open && !cards.some((c) => c.id === open!.cardId)) {
-    notice = `Card ${shortId(open.cardId)} is no longer pending.`;
+  const pending = new Set(cards.map((c) => c.id));
+  let { open, collapsed, resolved, notice } = s;
+  // Cards that went away while the stream was down: why is not known here, only that they did.
+  for (const gone of s.cards.filter((c) => !pending.has(c.id) && c.id !== s.replying?.cardId)) {
+    if (!resolved.some((r) => r.cardId === gone.id)) resolved = remember(resolved, gone.id, `Card ${gone.id} is no longer pending.`);
+  }
+  if (open && !pending.has(open.cardId)) {
+    notice = `Card ${open.cardId} is no longer pending.`;
     open = undefined;
   }
-  return { state: { ...s, cards, open, notice, listIndex: clamp(s.listIndex, cards.length) }, effects: [] };
+  if (collapsed && !pending.has(collapsed.cardId)) collapsed = undefined;
+  return { state: { ...s, cards, open, collapsed, resolved, notice, listIndex: clamp(s.listIndex, cards.length) }, effects: [] };
 }
 
 function onCard(s: TuiState, card: Card): Step {
@@ -135,38 +218,95 @@ function onCard(s: TuiState, card: Card): Step {
     return { state: { ...s, cards }, effects: [] };
   }
   if (!known) return { state: s, effects: [] };
-  const cards = s.cards.filter((c) => c.id !== card.id);
-  let { open, notice } = s;
-  if (open?.cardId === card.id) {
-    // Our own answer or skip coming back over the event stream: said when the POST returns.
-    notice = open.sending ? `${card.status === 'skipped' ? 'Skipped' : 'Answered'} ${shortId(card.id)}.` : `Card ${shortId(card.id)} ${STATUS_LINE[card.status] ?? `is ${card.status}`}.`;
-    open = undefined;
-  } else if (!open) {
-    notice = `Card ${shortId(card.id)} ${STATUS_LINE[card.status] ?? `is ${card.status}`}.`;
-  }
-  return { state: { ...s, cards, open, notice, listIndex: clamp(s.listIndex, cards.length) }, effects: [] };
+  // Our own answer, skip or typed reply coming back over the event stream (maybe before the POST returns).
+  const here = (s.open?.cardId === card.id && !!s.open.sending) || s.replying?.cardId === card.id;
+  const line = resolutionLine(card, here);
+  // With another card open, the line waits in the list and the open card is not disturbed.
+  const notice = s.open && s.open.cardId !== card.id ? s.notice : line;
+  return { state: closeCard(s, card.id, line, notice), effects: [] };
 }
 
 function onKey(s: TuiState, key: Key): Step {
-  if (key.name === 'ctrl-c') return { state: { ...s, quit: true }, effects: [{ type: 'quit' }] };
+  if (key.name === 'ctrl-c') return quit(s);
   const card = openCard(s);
   if (s.open && card) return onCardKey(s, s.open, card, key);
   return onListKey(s, key);
 }
 
+/** Opens the card at `index` of the list; the collapsed card resumes its draft. */
+function openAt(s: TuiState, index: number): Step {
+  const card = s.cards[index];
+  if (s.collapsed?.cardId === card.id) {
+    return { state: { ...s, listIndex: index, open: s.collapsed, collapsed: undefined, input: '', notice: undefined }, effects: [] };
+  }
+  return { state: { ...s, listIndex: index, open: startStep(card, 0, {}), input: '', notice: undefined }, effects: [] };
+}
+
+// The list view. On an empty input line a key is a command: ↑↓/Tab move, Enter or → opens
+// the highlighted card, 1-9 opens that card when the list has that many, q quits. Any other
+// character starts the input line; from then on every character is typed (↑↓ still move),
+// Backspace deletes, Esc clears the line and Enter runs it: `/question [N]`, `/quit`, or a
+// typed reply to the collapsed card (else the oldest).
 function onListKey(s: TuiState, key: Key): Step {
   const n = s.cards.length;
   const stay = { state: s, effects: [] };
-  if (key.name === 'char' && key.ch === 'q') return { state: { ...s, quit: true }, effects: [{ type: 'quit' }] };
-  if (n === 0) return stay;
-  if (key.name === 'up') return { state: { ...s, listIndex: (s.listIndex - 1 + n) % n }, effects: [] };
-  if (key.name === 'down' || key.name === 'tab') return { state: { ...s, listIndex: (s.listIndex + 1) % n }, effects: [] };
-  let index: number | undefined;
-  if (key.name === 'enter' || key.name === 'right') index = clamp(s.listIndex, n);
-  if (key.name === 'char' && key.ch && /^[1-9]$/.test(key.ch) && Number(key.ch) <= n) index = Number(key.ch) - 1;
-  if (index === undefined) return stay;
-  const card = s.cards[index];
-  return { state: { ...s, listIndex: index, open: startStep(card, 0, {}), notice: undefined }, effects: [] };
+  const empty = s.input === '';
+  if (key.name === 'up') return n ? { state: { ...s, listIndex: (s.listIndex - 1 + n) % n }, effects: [] } : stay;
+  if (key.name === 'down' || key.name === 'tab') return n ? { state: { ...s, listIndex: (s.listIndex + 1) % n }, effects: [] } : stay;
+  if (empty) {
+    if (key.name === 'char' && key.ch === 'q') return quit(s);
+    if ((key.name === 'enter' || key.name === 'right') && n) return openAt(s, clamp(s.listIndex, n));
+    if (key.name === 'char' && key.ch && /^[1-9]$/.test(key.ch) && Number(key.ch) <= n) return openAt(s, Number(key.ch) - 1);
+    if (key.name === 'enter' || key.name === 'backspace' || key.name === 'escape') return stay;
+  }
+  if (key.name === 'char' && key.ch) return { state: { ...s, input: s.input + key.ch }, effects: [] };
+  if (key.name === 'space') return { state: { ...s, input: `${s.input} ` }, effects: [] };
+  if (key.name === 'backspace') return { state: { ...s, input: s.input.slice(0, -1) }, effects: [] };
+  if (key.name === 'escape') return { state: { ...s, input: '' }, effects: [] };
+  if (key.name === 'enter') return submit(s);
+  return stay;
+}
+
+export const QUESTION_USAGE = '/question reopens the waiting question; /question N opens the Nth card of the list.';
+
+/** Enter on a non-empty input line. */
+function submit(s: TuiState): Step {
+  const text = s.input.trim();
+  if (!text) return { state: { ...s, input: '' }, effects: [] };
+  const command = /^\/(\S*)\s*(.*)$/.exec(text);
+  if (command) {
+    const [, name, arg] = command;
+    const cleared = { ...s, input: '' };
+    if (name.toLowerCase() === 'quit') return quit(cleared);
+    if (name.toLowerCase() !== 'question') {
+      // Kept on the line to be corrected. A reply that starts with "/" goes through Other… on the card.
+      return { state: { ...s, notice: `Unknown command "/${name}". ${QUESTION_USAGE} /quit quits. (To answer with text starting with "/", open the card and use Other….)` }, effects: [] };
+    }
+    if (s.cards.length === 0) return { state: { ...cleared, notice: 'No question is waiting.' }, effects: [] };
+    if (!arg) {
+      const target = replyTarget(s)!;
+      return openAt(cleared, s.cards.indexOf(target));
+    }
+    const n = /^\d+$/.test(arg) ? Number(arg) : NaN;
+    if (!(n >= 1 && n <= s.cards.length)) {
+      const range = s.cards.length === 1 ? 'the list has 1 card' : `the list has ${s.cards.length} cards (1-${s.cards.length})`;
+      return { state: { ...s, notice: `No card "${arg}": ${range}. ${QUESTION_USAGE}` }, effects: [] };
+    }
+    return openAt(cleared, n - 1);
+  }
+  const target = replyTarget(s);
+  if (!target) return { state: { ...s, notice: 'No question is waiting; nothing to answer.' }, effects: [] };
+  if (s.replying) return { state: { ...s, notice: `Still sending the reply to ${s.replying.cardId}…` }, effects: [] };
+  return {
+    state: { ...s, input: '', replying: { cardId: target.id, text }, notice: `Sending "${text}" to ${target.id}…` },
+    effects: [{ type: 'reply', cardId: target.id, text }],
+  };
+}
+
+/** Esc from a card: back to the list, the card (and its draft) kept as the collapsed one. */
+function collapse(s: TuiState, open: OpenCard): Step {
+  const index = s.cards.findIndex((c) => c.id === open.cardId);
+  return { state: { ...s, open: undefined, collapsed: open, listIndex: index >= 0 ? index : s.listIndex, notice: undefined }, effects: [] };
 }
 
 function onCardKey(s: TuiState, open: OpenCard, card: Card, key: Key): Step {
@@ -178,7 +318,7 @@ function onCardKey(s: TuiState, open: OpenCard, card: Card, key: Key): Step {
   if (open.typing !== undefined) {
     if (key.name === 'escape') {
       // Back to the options; on a question without options, back to the list.
-      if (q.options.length === 0) return { state: { ...s, open: undefined, notice: undefined }, effects: [] };
+      if (q.options.length === 0) return collapse(s, open);
       const { typing: _t, ...rest } = open;
       return { state: { ...s, open: rest }, effects: [] };
     }
@@ -194,7 +334,7 @@ function onCardKey(s: TuiState, open: OpenCard, card: Card, key: Key): Step {
     return { state: s, effects: [] };
   }
 
-  if (key.name === 'escape') return { state: { ...s, open: undefined, notice: undefined }, effects: [] };
+  if (key.name === 'escape') return collapse(s, open);
   if (key.name === 'up') return set({ cursor: (open.cursor - 1 + list.length) % list.length });
   if (key.name === 'down' || key.name === 'tab') return set({ cursor: (open.cursor + 1) % list.length });
 

@@ -1,5 +1,6 @@
 import { emitKeypressEvents } from 'node:readline';
 import { parseArgs } from 'node:util';
+import type { Card } from '../../cards/model.js';
 import { ApiError, RelayClient, findRelay } from '../client.js';
 import { CLIENT_ENV_HELP, UsageError, parseFlags } from '../flags.js';
 import { followEvents } from './events-stream.js';
@@ -15,25 +16,62 @@ elsewhere, expired or cancelled closes with a line saying so; after a lost conne
 it reconnects and reloads the pending cards).
 
   List:  ↑↓ move · Enter or 1-9 open a card · q or Ctrl-C quit
+         (1-9 and q act only on an empty input line; anything else is typed there)
   Card:  ↑↓ move · 1-9 or Enter pick · Esc back to the list without answering
          multi-select: Space or 1-9 check, Enter sends the checked options
          Other… types a free-text answer (Enter sends, Esc back); Skip declines
   A card with several questions asks them one after another and sends one answer.
 
+  The list's input line (type, then Enter):
+    /question     reopens the card left with Esc (its draft kept), else the oldest
+    /question N   opens the Nth card of the list
+    /quit         quits
+    any other text answers the card left with Esc (else the oldest) as a plain-text
+                  reply: an option's number or label, "1, 3" on multi-select, or words
+  The last few closed cards stay listed: "Answered c_…: sqlite", "… expired …".
+
 Needs an interactive terminal.
 
 ${CLIENT_ENV_HELP}`;
 
-function toKey(str: string | undefined, key: { name?: string; ctrl?: boolean; meta?: boolean; sequence?: string } | undefined): Key | undefined {
+/** The client plus the plain-text reply route (POST /api/cards/:id/reply). */
+class TuiClient extends RelayClient {
+  reply(id: string, text: string): Promise<Card> {
+    return this.call('POST', `api/cards/${encodeURIComponent(id)}/reply`, { json: { text } }) as Promise<Card>;
+  }
+}
+
+type RawKey = { name?: string; ctrl?: boolean; meta?: boolean; sequence?: string };
+
+/**
+ * A keypress as the state machine's keys. Node holds a lone Esc for 500 ms to see whether a
+ * sequence follows, so Esc and a key pressed quickly after it arrive as one "meta" key
+ * ("\x1b/", "\x1bq", "\x1b\x1b[B"): that is Esc, then the key.
+ */
+export function toKeys(str: string | undefined, key: RawKey | undefined): Key[] {
+  const seq = key?.sequence ?? '';
+  if (key?.name !== 'escape' && !key?.ctrl && seq.startsWith('\x1b')) {
+    const rest = seq.slice(1);
+    if (rest.startsWith('\x1b')) return [{ name: 'escape' }, ...toKeys(undefined, { ...key, meta: false, sequence: rest })];
+    if (key?.meta && [...rest].length === 1) {
+      return [{ name: 'escape' }, ...toKeys(rest, { name: key.name, sequence: rest })];
+    }
+  }
+  const one = toKey(str, key);
+  return one ? [one] : [];
+}
+
+function toKey(str: string | undefined, key: RawKey | undefined): Key | undefined {
   const name = key?.name;
   if (key?.ctrl && name === 'c') return { name: 'ctrl-c' };
+  // Node reports a lone Esc as {name: "escape", meta: true} (the escape is its own meta prefix).
+  if (name === 'escape') return { name };
   if (key?.ctrl || key?.meta) return undefined;
   switch (name) {
     case 'up':
     case 'down':
     case 'left':
     case 'right':
-    case 'escape':
     case 'space':
     case 'backspace':
     case 'tab':
@@ -59,7 +97,7 @@ export async function tuiCommand(argv: string[]): Promise<number> {
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw new UsageError('askrelay tui needs an interactive terminal; use "askrelay cards" and "askrelay answer" in scripts.');
 
   const target = findRelay(values.url);
-  const client = new RelayClient(target);
+  const client = new TuiClient(target);
   const out = process.stdout;
   let state: TuiState = initialState();
   let finish: (code: number) => void = () => {};
@@ -74,7 +112,8 @@ export async function tuiCommand(argv: string[]): Promise<number> {
 
   const perform = (effect: Effect) => {
     if (effect.type === 'quit') return finish(0);
-    const call = effect.type === 'answer' ? client.answer(effect.cardId, effect.answers) : client.skip(effect.cardId);
+    const call =
+      effect.type === 'answer' ? client.answer(effect.cardId, effect.answers) : effect.type === 'reply' ? client.reply(effect.cardId, effect.text) : client.skip(effect.cardId);
     call.then(
       (card) => dispatch({ type: 'sent', card }),
       (err: unknown) => dispatch({ type: 'failed', cardId: effect.cardId, message: err instanceof ApiError ? err.message : (err as Error).message }),
@@ -94,9 +133,8 @@ export async function tuiCommand(argv: string[]): Promise<number> {
   emitKeypressEvents(process.stdin);
   process.stdin.setRawMode(true);
   process.stdin.resume();
-  const onKeypress = (str: string | undefined, key: Parameters<typeof toKey>[1]) => {
-    const k = toKey(str, key);
-    if (k) dispatch({ type: 'key', key: k });
+  const onKeypress = (str: string | undefined, key: RawKey | undefined) => {
+    for (const k of toKeys(str, key)) dispatch({ type: 'key', key: k });
   };
   process.stdin.on('keypress', onKeypress);
   const onResize = () => {
