@@ -4,6 +4,7 @@
 //
 //   node --expose-gc --import tsx bench/child.ts bare
 //   node --expose-gc --import tsx bench/child.ts relay <dataDir>
+//   node --expose-gc --import tsx bench/child.ts pushsink hang|fail
 //
 // It talks to the parent over the IPC channel: one request message in, one reply out.
 
@@ -11,8 +12,10 @@ import { serve, type ServerType } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import { createECDH, randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -20,6 +23,9 @@ import type { Card } from '../src/cards/model.js';
 import { serveConfig } from '../src/config.js';
 import { DB_FILE, startRelay, type RunningRelay } from '../src/start.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
+import webpush from 'web-push';
+import { cardPayload } from '../src/push/push-sender.js';
+import { loadOrCreateVapidKeys } from '../src/push/vapid-keys.js';
 import { BENCH_ANSWER, benchDraft } from './draft.js';
 
 export type ChildRequest =
@@ -28,6 +34,9 @@ export type ChildRequest =
   | { cmd: 'warm'; cards: number }
   | { cmd: 'mem' }
   | { cmd: 'restart'; makeOverdue?: boolean }
+  | { cmd: 'encryptCost'; subscriptions: number; rounds: number }
+  | { cmd: 'sinkStats' }
+  | { cmd: 'dropConnections' }
   | { cmd: 'exit' };
 
 export interface Memory {
@@ -46,6 +55,8 @@ export type ChildReply =
   | { ok: true; memory: Memory }
   | { ok: true; times: Record<string, number[]>; cpu: NodeJS.CpuUsage }
   | { ok: true; ms: number; url: string; recovered: { expired: number; pending: number } }
+  | { ok: true; msPerRound: number[] }
+  | { ok: true; sink: { connections: number; requests: number; open: number } }
   | { ok: false; error: string };
 
 // Server-side time per request, from Node's 'request' event to the response's 'finish'
@@ -163,6 +174,8 @@ async function bare(): Promise<void> {
 }
 
 async function relay(dataDir: string): Promise<void> {
+  // Diagnosis only: the push sender logs every push it drops or gives up on (console.warn).
+  if (process.env.BENCH_PUSH_SILENT) console.warn = () => {};
   const config = serveConfig({ port: '0', data: dataDir }, { ASKRELAY_TOKEN: 'bench' });
   let running: RunningRelay = await startRelay(config);
   let serial = 0;
@@ -207,9 +220,40 @@ async function relay(dataDir: string): Promise<void> {
         const ms = performance.now() - start;
         return { ok: true, ms, url: running.url, recovered: running.recovered };
       }
+      case 'encryptCost': {
+        // What one card costs the relay's main thread when every subscription gets its push:
+        // web-push's generateRequestDetails (an ECDH key pair, ECDH, HKDF, AES-128-GCM and a
+        // signed VAPID JWT) once per subscription, exactly as PushSender.send calls it.
+        const vapid = loadOrCreateVapidKeys(config.dataDir);
+        const subs = Array.from({ length: msg.subscriptions }, (_, i) => {
+          const ecdh = createECDH('prime256v1');
+          ecdh.generateKeys();
+          return { endpoint: `https://push.example/${i}`, keys: { p256dh: ecdh.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') } };
+        });
+        const card = running.relay.create(benchDraft(`encrypt ${serial++}`));
+        running.relay.answer(card.id, BENCH_ANSWER);
+        const payload = JSON.stringify(cardPayload(card));
+        const msPerRound: number[] = [];
+        for (let r = 0; r < msg.rounds; r++) {
+          const start = performance.now();
+          for (const sub of subs) {
+            webpush.generateRequestDetails(sub, payload, {
+              vapidDetails: { subject: 'mailto:bench@localhost', publicKey: vapid.publicKey, privateKey: vapid.privateKey },
+              contentEncoding: 'aes128gcm',
+              TTL: 3600,
+              urgency: 'high',
+              topic: 'benchtopic',
+            });
+          }
+          msPerRound.push(performance.now() - start);
+        }
+        return { ok: true, msPerRound };
+      }
       case 'exit':
         await running.close();
         process.exit(0);
+      default:
+        return { ok: false, error: `relay has no "${msg.cmd}"` };
     }
   };
 
@@ -218,10 +262,60 @@ async function relay(dataDir: string): Promise<void> {
   });
 }
 
+/**
+ * A push service that misbehaves. `hang`: accepts every connection, reads what arrives and
+ * never answers (the relay's request waits for its timeout). `fail`: answers every push at
+ * once with 503 (the relay retries it with backoff).
+ */
+async function pushSink(behaviour: 'hang' | 'fail'): Promise<void> {
+  const sockets = new Set<net.Socket>();
+  let connections = 0;
+  let requests = 0;
+  const track = (socket: net.Socket) => {
+    connections++;
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => {});
+  };
+  let server: net.Server;
+  if (behaviour === 'hang') {
+    server = net.createServer((socket) => {
+      track(socket);
+      socket.on('data', (chunk: Buffer) => {
+        // Count request heads; the bodies are read and ignored.
+        requests += chunk.toString('latin1').split('HTTP/1.1\r\n').length - 1;
+      });
+    });
+  } else {
+    server = http.createServer((req, res) => {
+      requests++;
+      req.resume();
+      req.on('end', () => res.writeHead(503, { 'retry-after': '1' }).end());
+    });
+    server.on('connection', track);
+  }
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address() as net.AddressInfo;
+  send({ ok: true, url: `http://127.0.0.1:${address.port}/` });
+  process.on('message', (msg: ChildRequest) => {
+    if (msg.cmd === 'sinkStats') send({ ok: true, sink: { connections, requests, open: sockets.size } });
+    else if (msg.cmd === 'dropConnections') {
+      // Between benchmark blocks: the relay's hung requests fail now instead of at their timeout.
+      sockets.forEach((s) => s.destroy());
+      send({ ok: true, sink: { connections, requests, open: 0 } });
+    }
+    else if (msg.cmd === 'exit') {
+      sockets.forEach((s) => s.destroy());
+      server.close(() => process.exit(0));
+    } else send({ ok: false, error: `push sink has no "${msg.cmd}"` });
+  });
+}
+
 const [mode, dataDir] = process.argv.slice(2);
 if (mode === 'bare') await bare();
 else if (mode === 'relay' && dataDir) await relay(dataDir);
+else if (mode === 'pushsink' && (dataDir === 'hang' || dataDir === 'fail')) await pushSink(dataDir);
 else {
-  console.error('usage: child.ts bare | relay <dataDir>');
+  console.error('usage: child.ts bare | relay <dataDir> | pushsink hang|fail');
   process.exit(2);
 }

@@ -3,10 +3,15 @@
 //
 // Environment knobs (all optional):
 //   BENCH_ITER=1000        measured iterations per relay latency (baseline: 2 × this)
-//   BENCH_SIZES=1000,10000 pending-card counts to measure at
+//   BENCH_SIZES=1000,10000 pending-card counts to measure at (empty: none, only the push table)
 //   BENCH_CPU_PROF=dir     run the relay processes with --cpu-prof, profiles written to dir
 //   BENCH_JSON=1           also print every number as one JSON object at the end
+//   BENCH_PUSH_SUBS=100    Web Push subscriptions pointed at the misbehaving push service
+//   BENCH_PUSH_ROUNDS=2    rounds of (none, hanging, failing) blocks; each block ITER / rounds samples
+//                          (failing blocks a tenth of that)
+//   BENCH_PUSH_SILENT=1    diagnosis: the relay processes drop console.warn (the push sender's log lines)
 
+import { createECDH, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,10 +23,14 @@ import { BENCH_ANSWER, benchDraft } from './draft.js';
 const ITER = Number(process.env.BENCH_ITER ?? 1000);
 const BASELINE_ITER = 2 * ITER;
 const WARMUP = 200;
-const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').map(Number);
+const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').filter(Boolean).map(Number);
 const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
 
-const TARGET = { latencyFactor: 2, bytesPerCard: 10 * 1024, restartMs: 1000 };
+const PUSH_SUBS = Number(process.env.BENCH_PUSH_SUBS ?? 100);
+const PUSH_ROUNDS = Number(process.env.BENCH_PUSH_ROUNDS ?? 2);
+const PUSH_BLOCK_WARMUP = 20;
+
+const TARGET = { latencyFactor: 2, bytesPerCard: 10 * 1024, restartMs: 1000, pushFactor: 1.1 };
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -124,6 +133,35 @@ interface RelayRun {
   restartOverdue: { ms: number; recovered: { expired: number; pending: number } };
 }
 
+/**
+ * One create → SSE sample, then one answer → long-poll release sample on that same card, so
+ * the number of pending cards stays where it was.
+ */
+async function cycle(child: Child, bare: Child, sse: SseClient, title: string) {
+  const created = await createAndSee(child.url, '/api/cards', child.token, sse, title);
+  const post = created.post;
+  const id = (JSON.parse(post.text) as { id: string }).id;
+
+  const wait = request(child.url, 'GET', `/api/cards/${id}/wait?timeout=60`, { token: child.token });
+  // Barrier: the long poll's bytes were already in the relay's socket buffer when this
+  // request was sent, and the relay registers a waiter synchronously while handling the
+  // request, so once /api/health answers the long poll is outstanding. (No sleep: an
+  // idle gap would let the CPUs go cold, which the baseline loop never does.)
+  const barrier = await request(child.url, 'GET', '/api/health');
+  if (barrier.status !== 200) throw new Error(`health: HTTP ${barrier.status}`);
+  const t1 = performance.now();
+  const answer = await request(child.url, 'POST', `/api/cards/${id}/answer`, { token: child.token, json: { answers: BENCH_ANSWER } });
+  const released = await wait;
+  if (answer.status !== 200) throw new Error(`answer: HTTP ${answer.status} ${answer.text}`);
+  if (released.status !== 200 || (JSON.parse(released.text) as { status: string }).status !== 'answered') {
+    throw new Error(`wait: HTTP ${released.status} ${released.text}`);
+  }
+
+  const t2 = performance.now();
+  const control = await request(bare.url, 'GET', '/ping');
+  return { sse: created.sse, createPost: created.postMs, release: released.at - t1, answerPost: answer.at - t1, control: control.at - t2 };
+}
+
 async function relayLatencies(pending: number): Promise<RelayRun> {
   const dir = mkdtempSync(join(tmpdir(), 'askrelay-bench-'));
   const child = await Child.start(['relay', dir], PROFILE);
@@ -135,32 +173,7 @@ async function relayLatencies(pending: number): Promise<RelayRun> {
     await sse.open(child.url, '/api/events', child.token);
 
     let serial = 0;
-    // One create → SSE sample, then one answer → long-poll release sample on that same card,
-    // so the number of pending cards stays at `pending` throughout.
-    const once = async () => {
-      const created = await createAndSee(child.url, '/api/cards', child.token, sse, `bench ${serial++}`);
-      const post = created.post;
-      const id = (JSON.parse(post.text) as { id: string }).id;
-
-      const wait = request(child.url, 'GET', `/api/cards/${id}/wait?timeout=60`, { token: child.token });
-      // Barrier: the long poll's bytes were already in the relay's socket buffer when this
-      // request was sent, and the relay registers a waiter synchronously while handling the
-      // request, so once /api/health answers the long poll is outstanding. (No sleep: an
-      // idle gap would let the CPUs go cold, which the baseline loop never does.)
-      const barrier = await request(child.url, 'GET', '/api/health');
-      if (barrier.status !== 200) throw new Error(`health: HTTP ${barrier.status}`);
-      const t1 = performance.now();
-      const answer = await request(child.url, 'POST', `/api/cards/${id}/answer`, { token: child.token, json: { answers: BENCH_ANSWER } });
-      const released = await wait;
-      if (answer.status !== 200) throw new Error(`answer: HTTP ${answer.status} ${answer.text}`);
-      if (released.status !== 200 || (JSON.parse(released.text) as { status: string }).status !== 'answered') {
-        throw new Error(`wait: HTTP ${released.status} ${released.text}`);
-      }
-
-      const t2 = performance.now();
-      const control = await request(bare.url, 'GET', '/ping');
-      return { sse: created.sse, createPost: created.postMs, release: released.at - t1, answerPost: answer.at - t1, control: control.at - t2 };
-    };
+    const once = () => cycle(child, bare, sse, `bench ${serial++}`);
 
     for (let i = 0; i < WARMUP; i++) await once();
     const c0 = (await child.call<Times>({ cmd: 'serverTimes', reset: true })).cpu;
@@ -227,6 +240,111 @@ async function memoryPerCard(pending: number): Promise<MemoryRun> {
   }
 }
 
+// ---- Web Push: a push service that never answers must not slow the relay ----------------
+
+type PushCondition = 'none' | 'hang' | 'fail';
+
+interface PushRun {
+  subscriptions: number;
+  /** Per condition, the samples of every block pooled. */
+  byCondition: Record<PushCondition, { sse: Stats; createPost: Stats; release: Stats; answerPost: Stats; control: Stats; cpuPerIteration: number }>;
+  /** What the misbehaving services saw over the whole run. */
+  sinks: Record<'hang' | 'fail', { connections: number; requests: number; open: number }>;
+  /** generateRequestDetails for every subscription of one card, on the relay's thread, per round. */
+  encryptMs: Stats;
+}
+
+/** A browser's PushSubscription.toJSON(): a real P-256 key pair and a 16-byte auth secret. */
+function browserSubscription(endpoint: string) {
+  const ecdh = createECDH('prime256v1');
+  ecdh.generateKeys();
+  return { endpoint, keys: { p256dh: ecdh.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') } };
+}
+
+/**
+ * One relay with no pending cards. Blocks of create → SSE / answer → release samples alternate
+ * between no subscriptions, PUSH_SUBS subscriptions on a push service that accepts connections
+ * and never answers, and PUSH_SUBS on one that answers 503 at once. Subscriptions go in through
+ * POST /api/push/subscriptions and out through DELETE, as the page does.
+ */
+async function pushLatencies(): Promise<PushRun> {
+  const dir = mkdtempSync(join(tmpdir(), 'askrelay-bench-push-'));
+  const child = await Child.start(['relay', dir], PROFILE);
+  const bare = await Child.start(['bare']);
+  const sinks = { hang: await Child.start(['pushsink', 'hang']), fail: await Child.start(['pushsink', 'fail']) };
+  const sse = new SseClient();
+  try {
+    await sse.open(child.url, '/api/events', child.token);
+    let serial = 0;
+    const once = () => cycle(child, bare, sse, `push bench ${serial++}`);
+    for (let i = 0; i < WARMUP; i++) await once();
+
+    const subscribe = async (sink: Child, block: number) => {
+      const endpoints: string[] = [];
+      for (let i = 0; i < PUSH_SUBS; i++) {
+        const sub = browserSubscription(new URL(`push/b${block}/s${i}`, sink.url).href);
+        const r = await request(child.url, 'POST', '/api/push/subscriptions', { token: child.token, json: sub });
+        if (r.status !== 201) throw new Error(`POST /api/push/subscriptions: HTTP ${r.status} ${r.text}`);
+        endpoints.push(sub.endpoint);
+      }
+      return endpoints;
+    };
+    const unsubscribe = async (endpoints: string[]) => {
+      for (const endpoint of endpoints) {
+        const r = await request(child.url, 'DELETE', '/api/push/subscriptions', { token: child.token, json: { endpoint } });
+        if (r.status !== 200) throw new Error(`DELETE /api/push/subscriptions: HTTP ${r.status} ${r.text}`);
+      }
+    };
+
+    const samples: Record<PushCondition, Awaited<ReturnType<typeof once>>[]> = { none: [], hang: [], fail: [] };
+    const cpu: Record<PushCondition, number> = { none: 0, hang: 0, fail: 0 };
+    const perBlock = Math.max(1, Math.round(ITER / PUSH_ROUNDS));
+    let block = 0;
+    for (let round = 0; round < PUSH_ROUNDS; round++) {
+      // Alternate the order so that neither condition always follows the other.
+      const order: PushCondition[] = round % 2 === 0 ? ['none', 'hang', 'fail'] : ['fail', 'hang', 'none'];
+      for (const condition of order) {
+        const endpoints = condition === 'none' ? [] : await subscribe(sinks[condition], block++);
+        for (let i = 0; i < PUSH_BLOCK_WARMUP; i++) await once();
+        const c0 = (await child.call<Times>({ cmd: 'serverTimes', reset: true })).cpu;
+        // A failing service makes every iteration slow (see docs/performance.md): fewer samples.
+        const count = condition === 'fail' ? Math.ceil(perBlock / 10) : perBlock;
+        for (let i = 0; i < count; i++) samples[condition].push(await once());
+        const c1 = (await child.call<Times>({ cmd: 'serverTimes', reset: true })).cpu;
+        cpu[condition] += cpuMs(c0, c1);
+        await unsubscribe(endpoints);
+        // The relay's requests still hanging fail now (and find their subscription gone), so
+        // they do not hold the sender's slots through the next block.
+        if (condition !== 'none') await sinks[condition].call({ cmd: 'dropConnections' });
+      }
+    }
+    const sinkStats = async (sink: Child) =>
+      (await sink.call<{ ok: true; sink: { connections: number; requests: number; open: number } }>({ cmd: 'sinkStats' })).sink;
+    const encrypt = await child.call<{ ok: true; msPerRound: number[] }>({ cmd: 'encryptCost', subscriptions: PUSH_SUBS, rounds: 20 });
+    const summary = (condition: PushCondition) => {
+      const s = samples[condition];
+      return {
+        sse: stats(s.map((x) => x.sse)),
+        createPost: stats(s.map((x) => x.createPost)),
+        release: stats(s.map((x) => x.release)),
+        answerPost: stats(s.map((x) => x.answerPost)),
+        control: stats(s.map((x) => x.control)),
+        cpuPerIteration: cpu[condition] / s.length,
+      };
+    };
+    return {
+      subscriptions: PUSH_SUBS,
+      byCondition: { none: summary('none'), hang: summary('hang'), fail: summary('fail') },
+      sinks: { hang: await sinkStats(sinks.hang), fail: await sinkStats(sinks.fail) },
+      encryptMs: stats(encrypt.msPerRound),
+    };
+  } finally {
+    sse.close();
+    await Promise.all([child.stop(), bare.stop(), sinks.hang.stop(), sinks.fail.stop()]);
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 // ---- report ---------------------------------------------------------------------------
 
 const ms = (v: number) => `${v.toFixed(3)} ms`;
@@ -238,6 +356,30 @@ function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => `| ${r.map((c, i) => (c ?? '').padEnd(widths[i])).join(' | ')} |`;
   return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
+}
+
+function pushTable(push: PushRun): string[][] {
+  const n = String(push.subscriptions);
+  const none = push.byCondition.none;
+  const label: Record<PushCondition, string> = { none: 'none', hang: `${n} hanging`, fail: `${n} failing (503)` };
+  const rows: string[][] = [['measurement (relay, 0 pending)', 'push subscriptions', 'p50', 'p99', 'p50 / none p50', 'target', 'met']];
+  const factor = (st: Stats, ref: Stats) => `${(st.p50 / ref.p50).toFixed(2)}×`;
+  for (const c of ['none', 'hang', 'fail'] as const) {
+    const r = push.byCondition[c];
+    const target = c === 'hang' ? `≤ ${TARGET.pushFactor.toFixed(2)}×` : c === 'none' ? 'reference' : 'info';
+    const met = c === 'hang' ? yes(r.sse.p50 / none.sse.p50 <= TARGET.pushFactor) : '';
+    rows.push(['create → SSE card.created', label[c], ms(r.sse.p50), ms(r.sse.p99), factor(r.sse, none.sse), target, met]);
+    rows.push(['  (POST /api/cards round trip)', label[c], ms(r.createPost.p50), ms(r.createPost.p99), factor(r.createPost, none.createPost), 'info', '']);
+    rows.push(['answer → wait released', label[c], ms(r.release.p50), ms(r.release.p99), factor(r.release, none.release), 'info', '']);
+    rows.push(['  (bare GET, interleaved in this loop)', label[c], ms(r.control.p50), ms(r.control.p99), factor(r.control, none.control), 'info', '']);
+    rows.push(['  (relay CPU per create + wait + answer)', label[c], ms(r.cpuPerIteration), '', '', 'info', '']);
+  }
+  rows.push(['encrypting one push for every subscription', n, ms(push.encryptMs.p50), ms(push.encryptMs.p99), '', 'info', '']);
+  for (const c of ['hang', 'fail'] as const) {
+    const s = push.sinks[c];
+    rows.push([`  (${c} push service: connections, requests received)`, n, `${s.connections} conn`, `${s.requests} req`, '', 'info', '']);
+  }
+  return rows;
 }
 
 async function main() {
@@ -254,6 +396,8 @@ async function main() {
     log(`relay with ${n} pending cards: memory…`);
     mems.push(await memoryPerCard(n));
   }
+  log(`relay with ${PUSH_SUBS} Web Push subscriptions on a hanging / failing push service…`);
+  const push = await pushLatencies();
   agent.destroy();
 
   const limit = TARGET.latencyFactor * base.get.p50;
@@ -310,10 +454,11 @@ async function main() {
   const load = (l: number[]) => l.map((x) => x.toFixed(2)).join(' ');
   console.log(`latency: ${BASELINE_ITER} baseline / ${ITER} relay samples after ${WARMUP} warm-up; load average ${load(loadStart)} at start, ${load(loadavg())} at end\n`);
   console.log(table(rows));
+  if (rows2.length > 1) console.log(`\n${table(rows2)}`);
   console.log();
-  console.log(table(rows2));
+  console.log(table(pushTable(push)));
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
-  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems }));
+  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems, push }));
 }
 
 main().catch((err) => {
