@@ -17,11 +17,13 @@ export interface QueueTiming {
 }
 
 /** What one attempt came to: done (sent, or given up for good), or worth another try. */
+const DROP_LINE_EVERY_MS = 10_000;
+
 export type AttemptResult = { retry: false } | { retry: true; reason: string };
 
 export interface QueueJob {
-  /** For log lines. */
-  label: string;
+  /** For log lines; only called when a line is written. */
+  label(): string;
   attempt(signal: AbortSignal): Promise<AttemptResult>;
 }
 
@@ -36,6 +38,9 @@ export class PushQueue {
   private readonly stopper = new AbortController();
   private running = 0;
   private readonly idleWaiters: (() => void)[] = [];
+  /** Drops since the last line about them: a dead push service must not flood the log (or the event loop). */
+  private drops = 0;
+  private lastDropLine = -Infinity;
 
   constructor(
     private readonly timing: QueueTiming,
@@ -71,9 +76,18 @@ export class PushQueue {
     this.waiting.push(entry);
     if (this.waiting.length > this.timing.maxQueued) {
       const dropped = this.waiting.shift()!;
-      this.log(`push: queue full, dropped ${dropped.job.label}`);
+      this.noteDrop(dropped.job);
     }
     this.pump();
+  }
+
+  private noteDrop(job: QueueJob): void {
+    this.drops += 1;
+    const now = Date.now();
+    if (now - this.lastDropLine < DROP_LINE_EVERY_MS) return;
+    this.log(`push: queue full, dropped ${this.drops === 1 ? job.label() : `${this.drops} pushes, the last ${job.label()}`}`);
+    this.drops = 0;
+    this.lastDropLine = now;
   }
 
   private pump(): void {
@@ -98,7 +112,7 @@ export class PushQueue {
     }
     if (!result.retry || this.stopper.signal.aborted) return;
     if (entry.tries > this.timing.retries) {
-      this.log(`push: gave up on ${entry.job.label} after ${entry.tries} attempts (${result.reason})`);
+      this.log(`push: gave up on ${entry.job.label()} after ${entry.tries} attempts (${result.reason})`);
       return;
     }
     const delay = Math.min(this.timing.backoffMs * 2 ** (entry.tries - 1), this.timing.maxBackoffMs);

@@ -20,6 +20,8 @@ export interface PushSubscriptionRecord {
 
 export class PushSubscriptionStore {
   private readonly stmt;
+  /** list() runs for every card event; subscriptions change only through this store. */
+  private cached?: PushSubscriptionRecord[];
 
   constructor(db: Database.Database) {
     db.exec(SCHEMA);
@@ -38,11 +40,13 @@ export class PushSubscriptionStore {
   add(subscription: PushSubscriptionRecord, now = Date.now()): { created: boolean } {
     const known = this.stmt.exists.get(subscription.endpoint) !== undefined;
     this.stmt.upsert.run(subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, now);
+    this.cached = undefined;
     return { created: !known };
   }
 
   /** Whether a subscription with this endpoint was there to remove. */
   remove(endpoint: string): boolean {
+    this.cached = undefined;
     return this.stmt.remove.run(endpoint).changes > 0;
   }
 
@@ -51,7 +55,8 @@ export class PushSubscriptionStore {
   }
 
   list(): PushSubscriptionRecord[] {
+    if (this.cached) return this.cached;
     const rows = this.stmt.list.all() as { endpoint: string; p256dh: string; auth: string }[];
-    return rows.map(({ endpoint, p256dh, auth }) => ({ endpoint, keys: { p256dh, auth } }));
+    return (this.cached = rows.map(({ endpoint, p256dh, auth }) => ({ endpoint, keys: { p256dh, auth } })));
   }
 }

@@ -10,14 +10,6 @@ import { waitUntil } from '../support/wait-until.js';
 // real relay, with key presses from `tmux send-keys` and the screen read by `capture-pane`.
 
 const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
-const hasTmux = (() => {
-  try {
-    execFileSync('tmux', ['-V'], { stdio: 'ignore' });
-    return true;
-  } catch {
-    return false;
-  }
-})();
 
 const SESSION = `askrelay-tui-${process.pid}`;
 const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
@@ -29,7 +21,8 @@ const shows = (text: string, what = `"${text}" on the screen`) =>
     throw new Error(`${err.message}; the screen:\n${screen()}`);
   });
 
-describe.skipIf(!hasTmux)('askrelay tui in tmux', () => {
+// npm test installs tmux first (scripts/ensure-test-tools.js); without it these fail, never skip.
+describe('askrelay tui in tmux', () => {
   let relay: TestRelay;
 
   beforeAll(async () => {
