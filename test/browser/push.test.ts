@@ -16,7 +16,7 @@ import { collectPageErrors, launchChromium } from './chromium.js';
 // the real service worker (DevTools' "Push" button, over CDP), which shows and closes the
 // notification. A notification's link (/#card=<id>) opens the page on that card.
 
-const WAIT = { timeout: 5000 };
+const WAIT = { timeout: 15_000 };
 
 let relay: TestRelay;
 let push: FakePushService;
@@ -125,13 +125,30 @@ async function pushToWorker(cdp: CDPSession, registrationId: string, data: strin
   await cdp.send('ServiceWorker.deliverPushMessage', { origin: origin(), registrationId, data });
 }
 
+/**
+ * Delivers a push to the worker until `done` holds. CDP's delivery is fire-and-forget and a
+ * busy machine can lose one (the worker being started); the pushes here are idempotent (a
+ * notification with the same tag replaces the last one), so delivering again is harmless.
+ */
+async function pushUntil<T>(cdp: CDPSession, registrationId: string, data: string, done: () => Promise<T | false>, what: string): Promise<T> {
+  for (let attempt = 0; attempt < 10; attempt++) {
+    await pushToWorker(cdp, registrationId, data);
+    try {
+      return await waitUntil(done, what, 2000);
+    } catch {
+      // not yet: deliver again
+    }
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
 async function workerRegistrationId(page: Page): Promise<{ cdp: CDPSession; id: string }> {
   await activeWorker(page); // a push only reaches an activated worker
   const cdp = await page.context().newCDPSession(page);
   const registrations: { registrationId: string; scopeURL: string; isDeleted: boolean }[] = [];
   cdp.on('ServiceWorker.workerRegistrationUpdated', (event) => registrations.push(...event.registrations));
   await cdp.send('ServiceWorker.enable');
-  const found = await waitUntil(() => registrations.find((r) => r.scopeURL === relay.url && !r.isDeleted), 'the worker registration over CDP', 5000);
+  const found = await waitUntil(() => registrations.find((r) => r.scopeURL === relay.url && !r.isDeleted), 'the worker registration over CDP');
   return { cdp, id: found.registrationId };
 }
 
@@ -256,14 +273,13 @@ describe('Enable notifications', () => {
 
     // The subscription reached the relay: a new card is pushed to its endpoint, encrypted for its keys.
     const card = await createCard('Deploy', 'Ship version 2.4 to production?');
-    const [cardPush] = await waitUntil(() => { const at = push.requests.filter((r) => r.path === '/browser-1'); return at.length >= 1 && at; }, 'the card push', 5000);
+    const [cardPush] = await waitUntil(() => { const at = push.requests.filter((r) => r.path === '/browser-1'); return at.length >= 1 && at; }, 'the card push');
     const payload = decryptPush(cardPush.body, sub).toString('utf8');
     expect(JSON.parse(payload)).toMatchObject({ type: 'card', cardId: card.id, title: 'Deploy', body: 'Ship version 2.4 to production?', url: `/#card=${card.id}` });
 
     // The real worker gets that very payload and shows the notification.
     const { cdp, id } = await workerRegistrationId(page);
-    await pushToWorker(cdp, id, payload);
-    const [shown] = await waitUntil(async () => { const n = await notifications(page, card.id); return n.length > 0 && n; }, 'the notification', 5000);
+    const [shown] = await pushUntil(cdp, id, payload, async () => { const n = await notifications(page, card.id); return n.length > 0 && n; }, 'the notification');
     expect(shown).toEqual({
       title: 'Deploy',
       body: 'Ship version 2.4 to production?',
@@ -274,11 +290,10 @@ describe('Enable notifications', () => {
 
     // Answered elsewhere: the relay's close push makes the worker close it.
     expect((await relay.api(`/api/cards/${card.id}/skip`, { method: 'POST' })).status).toBe(200);
-    const closePush = await waitUntil(() => push.requests.filter((r) => r.path === '/browser-1')[1], 'the close push', 5000);
+    const closePush = await waitUntil(() => push.requests.filter((r) => r.path === '/browser-1')[1], 'the close push');
     const closePayload = decryptPush(closePush.body, sub).toString('utf8');
     expect(JSON.parse(closePayload)).toEqual({ type: 'close', cardId: card.id });
-    await pushToWorker(cdp, id, closePayload);
-    await waitUntil(async () => (await notifications(page, card.id)).length === 0, 'the notification to close', 5000);
+    await pushUntil(cdp, id, closePayload, async () => (await notifications(page, card.id)).length === 0, 'the notification to close');
 
     // After a reload the button knows the browser is subscribed; Disable removes the
     // subscription from the relay and from the browser.
@@ -298,12 +313,11 @@ describe('Enable notifications', () => {
     const { page } = await newPage();
     await page.goto(relay.url);
     const { cdp, id } = await workerRegistrationId(page);
-    await pushToWorker(cdp, id, JSON.stringify({ type: 'card', cardId: 'c_elsewhere', title: 'Hi', body: 'There', url: 'https://evil.example/#x', expiresAt: '2030-01-01T00:00:00.000Z' }));
-    const [n] = await waitUntil(async () => { const list = await notifications(page, 'c_elsewhere'); return list.length > 0 && list; }, 'the notification', 5000);
+    const elsewhere = JSON.stringify({ type: 'card', cardId: 'c_elsewhere', title: 'Hi', body: 'There', url: 'https://evil.example/#x', expiresAt: '2030-01-01T00:00:00.000Z' });
+    const [n] = await pushUntil(cdp, id, elsewhere, async () => { const list = await notifications(page, 'c_elsewhere'); return list.length > 0 && list; }, 'the notification');
     // A link to another origin is not followed: the click would open the page itself.
     expect(n.data).toMatchObject({ url: relay.url });
-    await pushToWorker(cdp, id, 'not json');
-    const [fallback] = await waitUntil(async () => { const list = await notifications(page, 'askrelay'); return list.length > 0 && list; }, 'the fallback notification', 5000);
+    const [fallback] = await pushUntil(cdp, id, 'not json', async () => { const list = await notifications(page, 'askrelay'); return list.length > 0 && list; }, 'the fallback notification');
     expect(fallback.title).toBe('askrelay');
   });
 });
