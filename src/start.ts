@@ -1,8 +1,11 @@
 import { serve, type ServerType } from '@hono/node-server';
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
+import { CHANNELS } from './channels/index.js';
+import { channelsConfig } from './channels/config.js';
+import { Channels } from './channels/service.js';
 import type { ServeConfig } from './config.js';
 import { sessionFacts } from './relay/access.js';
 import { auditCardEvents } from './relay/audit.js';
@@ -39,6 +42,8 @@ export interface RunningRelay {
   sessions: SessionManager;
   /** Web Push delivery (idle() for tests). */
   push: PushSender;
+  /** The chat channels switched on (idle() for tests). */
+  channels: Channels;
   recovered: { expired: number; pending: number };
   close(): Promise<void>;
 }
@@ -47,16 +52,27 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   mkdirSync(config.dataDir, { recursive: true });
   const token = loadOrCreateToken(config.dataDir, config.token);
   const pushConfig = pushConfigFromEnv(config.env);
+  const channelConfig = channelsConfig(config.env, config.dataDir);
   const vapid = loadOrCreateVapidKeys(config.dataDir);
   const store = new SqliteStore(join(config.dataDir, DB_FILE));
   const relay = new Relay({ store, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
   const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig });
+  const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
+  let listening = '';
+  const channels = new Channels({
+    config: channelConfig,
+    channels: CHANNELS,
+    access,
+    audit: store.audit,
+    store: store.channels,
+    context: { publicUrl: () => channelConfig.publicUrl ?? listening, secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
+  });
+  channels.listen();
   // Audited from the first event on: cards that expired while the relay was down included.
   auditCardEvents(relay.events, store.audit);
   const { expired, pending } = relay.start();
-  const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
   const sessions = new SessionManager({
     relay,
     access,
@@ -75,6 +91,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     token,
     mcpDialects: MCP_DIALECTS,
     push: { publicKey: vapid.publicKey, subscriptions: store.push },
+    channels: channels.routes(),
   });
 
   const server = await new Promise<ServerType>((resolve, reject) => {
@@ -83,6 +100,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   }).catch(async (err: unknown) => {
     // The port is taken (or similar): let go of what was opened before saying so.
     push.stop();
+    channels.stop();
     relay.stop();
     await sessions.close();
     store.close();
@@ -94,6 +112,9 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   // Agents reach the relay here (ASKRELAY_URL in their environment); a wildcard host is reached on loopback.
   const reach = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : host;
   sessions.relayUrl = `http://${reach}:${port}/`;
+  listening = sessions.relayUrl;
+  // Posting (and polling) starts once the relay can take the callbacks.
+  channels.start();
 
   return {
     url: `http://${host}:${port}/`,
@@ -101,9 +122,11 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     relay,
     sessions,
     push,
+    channels,
     recovered: { expired: expired.length, pending },
     close: async () => {
       push.stop();
+      channels.stop();
       relay.stop();
       // Agents (Claude Code processes) end before the store and folders they use go away.
       await sessions.close();

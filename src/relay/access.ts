@@ -15,7 +15,8 @@ import { RelayError } from '../errors.js';
 //   agents_not_allowed, when it may see it through a watch).
 
 export type Principal =
-  | { kind: 'human'; id: 'operator'; surface: string }
+  // id: 'operator', or a chat user the channel's config lets answer ("telegram:123").
+  | { kind: 'human'; id: string; surface: string }
   | { kind: 'agent'; id: string; sessionId: string | null; surface: string };
 
 export const HUMAN_OPERATOR = (surface: string): Principal => ({ kind: 'human', id: 'operator', surface });

@@ -32,9 +32,11 @@ export interface AppOptions {
   mcpDialects?: Record<string, McpDialect>;
   /** Web Push (key and subscriptions); without it the /api/push routes are absent. */
   push?: PushRoutesOptions;
+  /** The chat channels' webhooks (Slack, Discord, Mattermost), mounted at /channels; each checks its platform's signature. */
+  channels?: Hono;
 }
 
-export function createApp({ relay, access, audit, sessions, token, mcp, mcpDialects = {}, push }: AppOptions) {
+export function createApp({ relay, access, audit, sessions, token, mcp, mcpDialects = {}, push, channels }: AppOptions) {
   const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text) };
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
@@ -43,6 +45,8 @@ export function createApp({ relay, access, audit, sessions, token, mcp, mcpDiale
   app.get('/api/health', (c) => c.json({ ok: true, version: VERSION }));
   app.post('/api/login', (c) => login(c, token));
   app.post('/api/logout', (c) => logout(c));
+  // Chat platforms cannot send the relay's token: each webhook checks its platform's signature instead.
+  if (channels) app.route('/channels', channels);
   app.use('/api/*', requireToken(tokens));
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));

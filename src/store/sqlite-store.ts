@@ -5,6 +5,7 @@ import type { Card } from '../cards/model.js';
 import { PushSubscriptionStore } from '../push/subscription-store.js';
 import { AuditStore } from './audit-store.js';
 import { CallStore } from './call-store.js';
+import { ChannelStore } from './channel-store.js';
 import { SessionStore } from './session-store.js';
 import type { CardClose, CardFilter, CardStore, CloseResult, PendingDeadline } from './store.js';
 
@@ -34,6 +35,7 @@ export class SqliteStore implements CardStore {
   readonly calls: CallStore;
   readonly audit: AuditStore;
   readonly push: PushSubscriptionStore;
+  readonly channels: ChannelStore;
 
   constructor(file: string, options: SqliteOptions = {}) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -63,6 +65,7 @@ export class SqliteStore implements CardStore {
     this.calls = new CallStore(this.db);
     this.audit = new AuditStore(this.db);
     this.push = new PushSubscriptionStore(this.db);
+    this.channels = new ChannelStore(this.db);
   }
 
   insertCard(card: Card): { card: Card; created: boolean } {

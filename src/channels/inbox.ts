@@ -1,0 +1,113 @@
+import type { Answer, Card } from '../cards/model.js';
+import { RelayError } from '../errors.js';
+import type { Principal } from '../relay/access.js';
+import { auditRefusal } from '../relay/audit.js';
+import type { CardAccess } from '../relay/card-access.js';
+import type { AuditStore } from '../store/audit-store.js';
+import type { ChannelStore } from '../store/channel-store.js';
+import { closedNotice } from './card-text.js';
+import type { ChannelId, ChannelInbox, InboundAction, InboundOutcome, MessageRef } from './channel.js';
+
+// People's taps and replies from one channel, under the same rules everywhere: only the
+// configured answerers may answer (anyone else is refused politely and audited), a tap
+// repeated within a minute is ignored, typed text goes through the plain-text reply
+// parser, and the answer goes through the relay core as a human on this channel's surface.
+
+export const REPEAT_WINDOW_MS = 60_000;
+
+export const NOT_AN_ANSWERER = 'Sorry, you are not one of the people who may answer questions here; nothing was changed.';
+
+export interface InboxOptions {
+  channel: ChannelId;
+  access: CardAccess;
+  audit: AuditStore;
+  store: ChannelStore;
+  /** Platform user ids allowed to answer; "*" lets anyone in the chat answer. */
+  answerers: string[];
+  now: () => number;
+  log?: (line: string) => void;
+}
+
+export class Inbox implements ChannelInbox {
+  private readonly recent = new Map<string, number>();
+  private readonly anyone: boolean;
+  private readonly answerers: Set<string>;
+
+  constructor(private readonly options: InboxOptions) {
+    this.anyone = options.answerers.includes('*');
+    this.answerers = new Set(options.answerers);
+  }
+
+  mayAnswer(user: string): boolean {
+    return this.anyone || this.answerers.has(user);
+  }
+
+  tap({ user, cardId, option }: InboundAction & { option: number }): InboundOutcome {
+    if (this.repeated(`${user}\0${cardId}\0tap\0${option}`)) return { kind: 'ignored' };
+    return this.act(user, cardId, 'answer', (who, card) => {
+      const q = card.questions[0];
+      const picked = q?.options[option];
+      if (!picked || card.questions.length !== 1) {
+        throw new RelayError('unknown_option', 'That button no longer matches the question; answer on the web page.');
+      }
+      const answer: Answer = { [q.id]: { selected: [picked.label] } };
+      return this.options.access.answer(who, cardId, answer);
+    });
+  }
+
+  reply({ user, cardId, text }: InboundAction & { text: string }): InboundOutcome {
+    if (this.repeated(`${user}\0${cardId}\0reply\0${text}`)) return { kind: 'ignored' };
+    return this.act(user, cardId, 'answer', (who) => this.options.access.reply(who, cardId, text), text);
+  }
+
+  cardOfMessage(message: string): string | undefined {
+    return this.options.store.cardOfMessage(this.options.channel, message);
+  }
+
+  linkMessage(ref: MessageRef, cardId: string): void {
+    this.options.store.link(this.options.channel, ref, cardId);
+  }
+
+  card(cardId: string): Card | undefined {
+    return this.options.access.relay.find(cardId);
+  }
+
+  log(line: string): void {
+    (this.options.log ?? console.warn)(`${this.options.channel}: ${line}`);
+  }
+
+  private act(user: string, cardId: string, action: string, answer: (who: Principal, card: Card) => Card, typed?: string): InboundOutcome {
+    const card = this.card(cardId);
+    if (!card) return { kind: 'closed', notice: 'This question is no longer known to the relay.' };
+    const who: Principal = { kind: 'human', id: `${this.options.channel}:${user}`, surface: this.options.channel };
+    if (!this.mayAnswer(user)) {
+      auditRefusal(this.options.audit, who, card, action, 'not_an_answerer', new Date(this.options.now()));
+      return { kind: 'refused', notice: NOT_AN_ANSWERER };
+    }
+    if (card.status !== 'pending') return { kind: 'closed', notice: closedNotice(card) };
+    try {
+      return { kind: 'answered', card: answer(who, card) };
+    } catch (err) {
+      if (!(err instanceof RelayError)) throw err;
+      const current = this.card(cardId);
+      if (current && current.status !== 'pending') return { kind: 'closed', notice: closedNotice(current) };
+      return { kind: 'invalid', notice: unechoed(err.message, typed) };
+    }
+  }
+
+  /** True when the same action came within the last minute (remembering it otherwise). */
+  private repeated(key: string): boolean {
+    const now = this.options.now();
+    for (const [k, at] of this.recent) if (now - at >= REPEAT_WINDOW_MS) this.recent.delete(k);
+    if (this.recent.has(key)) return true;
+    this.recent.set(key, now);
+    return false;
+  }
+}
+
+/** The parser's sentence without the person's own words (a chat is not the place to repeat them). */
+function unechoed(message: string, typed: string | undefined): string {
+  const text = typed?.trim();
+  const cleaned = text ? message.split(`"${text}"`).join('That').split(text).join('…') : message;
+  return `Could not read that as an answer: ${cleaned}`;
+}

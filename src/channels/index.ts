@@ -1,0 +1,6 @@
+import type { ChannelFactory, ChannelId } from './channel.js';
+
+// Every chat channel the relay can post to, by id; the configuration decides which are on.
+
+export const CHANNELS: Partial<Record<ChannelId, ChannelFactory>> = {
+};

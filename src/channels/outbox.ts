@@ -1,0 +1,172 @@
+import type { Card } from '../cards/model.js';
+import type { Clock } from '../relay/clock.js';
+import type { Relay } from '../relay/relay.js';
+import type { ChannelStore, OutboxJob } from '../store/channel-store.js';
+import { ChannelSendError, type Channel } from './channel.js';
+
+// Delivers one channel's posts and closing edits from the durable outbox, one at a time
+// and in order (a card's post before its edit). A rate limit pauses the channel for the
+// time the platform asked; an outage backs off (doubling, at most MAX_BACKOFF_MS) and tries
+// again, forever: a card stays answerable on every other surface meanwhile, and its message
+// appears (or is closed) once the platform is back. Only a refusal for good (a deleted
+// message, an unknown chat) drops a job, with a log line.
+
+export const MAX_BACKOFF_MS = 5 * 60_000;
+/** A post or edit the platform has not answered in this long counts as an outage. */
+export const SEND_TIMEOUT_MS = 30_000;
+
+export interface OutboxOptions {
+  channel: Channel;
+  relay: Relay;
+  store: ChannelStore;
+  clock: Clock;
+  /** The first retry after an outage waits this long. */
+  backoffMs: number;
+  /** Which cards this channel shows (its route); all by default. */
+  routes?: (card: Card) => boolean;
+  log?: (line: string) => void;
+}
+
+export class Outbox {
+  private timer: unknown;
+  private running = false;
+  private stopped = false;
+  private pausedUntil = 0;
+  private readonly idleWaiters: (() => void)[] = [];
+
+  constructor(private readonly options: OutboxOptions) {}
+
+  private get id() {
+    return this.options.channel.id;
+  }
+
+  /** Queues what a card event asks of this channel and starts delivering. */
+  onCard(card: Card): void {
+    if (!(this.options.routes?.(card) ?? true)) return;
+    const now = this.options.clock.now();
+    if (card.status === 'pending') this.options.store.enqueue(this.id, card.id, 'post', now);
+    else if (this.options.store.messageOf(this.id, card.id)?.closed !== true) this.options.store.enqueue(this.id, card.id, 'close', now);
+    this.kick();
+  }
+
+  /**
+   * After a start: posts the open cards this channel never showed and closes the messages
+   * of cards that closed while the relay was down (queued jobs are kept as they are).
+   */
+  recover(pending: Card[]): void {
+    const now = this.options.clock.now();
+    for (const card of pending) {
+      if ((this.options.routes?.(card) ?? true) && !this.options.store.messageOf(this.id, card.id)) {
+        this.options.store.enqueue(this.id, card.id, 'post', now);
+      }
+    }
+    for (const cardId of this.options.store.openCards(this.id)) {
+      if (this.options.relay.find(cardId)?.status !== 'pending') this.options.store.enqueue(this.id, cardId, 'close', now);
+    }
+    this.kick();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.options.clock.clearTimer(this.timer);
+    this.idleWaiters.splice(0).forEach((resolve) => resolve());
+  }
+
+  /** Resolves when no job is due now and none is in flight (tests). */
+  idle(): Promise<void> {
+    if (!this.running && !this.dueJob()) return Promise.resolve();
+    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /** Runs due jobs one by one; arms a timer for the next one that is not due yet. */
+  private kick(): void {
+    if (this.running || this.stopped) return;
+    this.options.clock.clearTimer(this.timer);
+    const job = this.options.store.next(this.id);
+    if (!job) return this.settle();
+    const dueAt = Math.max(job.dueAt, this.pausedUntil);
+    const now = this.options.clock.now();
+    if (dueAt > now) {
+      this.timer = this.options.clock.setTimer(() => this.kick(), dueAt - now);
+      return this.settle();
+    }
+    this.running = true;
+    void this.run(job).finally(() => {
+      this.running = false;
+      this.kick();
+    });
+  }
+
+  private dueJob(): OutboxJob | undefined {
+    const job = this.options.store.next(this.id);
+    return job && Math.max(job.dueAt, this.pausedUntil) <= this.options.clock.now() ? job : undefined;
+  }
+
+  private settle(): void {
+    if (!this.running && !this.dueJob()) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+  }
+
+  private async run(job: OutboxJob): Promise<void> {
+    const { channel, relay, store } = this.options;
+    const card = relay.find(job.cardId);
+    try {
+      if (job.action === 'post') {
+        // A card that closed before its message went out needs no message (nor an edit).
+        if (!card || card.status !== 'pending' || store.messageOf(this.id, job.cardId)) {
+          store.done(job);
+          return;
+        }
+        const ref = await this.timed(channel.post(card));
+        store.posted(this.id, card.id, ref);
+        if (relay.find(card.id)?.status !== 'pending') store.enqueue(this.id, card.id, 'close', this.options.clock.now());
+        return;
+      }
+      const message = store.messageOf(this.id, job.cardId);
+      if (!card || !message || message.closed) {
+        // Posted later? The post job (still queued) sees the card closed and drops itself.
+        store.done(job);
+        return;
+      }
+      await this.timed(channel.close(card, { chat: message.chat, message: message.message }));
+      store.closed(this.id, card.id);
+    } catch (err) {
+      this.failed(job, err);
+    }
+  }
+
+  /** A hung platform must not hold the channel's queue: after SEND_TIMEOUT_MS it counts as down. */
+  private timed<T>(work: Promise<T>): Promise<T> {
+    let timer: unknown;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = this.options.clock.setTimer(() => reject(new ChannelSendError('unavailable', 'no response in 30 s')), SEND_TIMEOUT_MS);
+    });
+    return Promise.race([work, timeout]).finally(() => this.options.clock.clearTimer(timer));
+  }
+
+  private failed(job: OutboxJob, err: unknown): void {
+    const now = this.options.clock.now();
+    const what = `${job.action} of card ${job.cardId}`;
+    const error = err instanceof ChannelSendError ? err : new ChannelSendError('unavailable', (err as Error)?.message ?? String(err));
+    if (error.kind === 'rejected') {
+      this.options.store.done(job);
+      this.log(`gave up on the ${what}: ${error.message}`);
+      return;
+    }
+    if (error.kind === 'rate_limited') {
+      const wait = Math.max(error.retryAfterMs ?? 1000, 0);
+      this.pausedUntil = now + wait;
+      this.options.store.retry(job, now + wait, error.message);
+      if (job.attempts === 0) this.log(`rate limited; the ${what} waits ${Math.ceil(wait / 1000)} s as asked`);
+      return;
+    }
+    const wait = Math.min(this.options.backoffMs * 2 ** job.attempts, MAX_BACKOFF_MS);
+    this.pausedUntil = now + wait;
+    this.options.store.retry(job, now + wait, error.message);
+    // One line when it starts failing, then one per doubling: an outage must not flood the log.
+    if ((job.attempts & (job.attempts + 1)) === 0) this.log(`cannot deliver the ${what} (${error.message}); trying again in ${Math.ceil(wait / 1000)} s`);
+  }
+
+  private log(line: string): void {
+    (this.options.log ?? console.warn)(`${this.id}: ${line}`);
+  }
+}

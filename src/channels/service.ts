@@ -1,0 +1,106 @@
+import { Hono } from 'hono';
+import type { Card } from '../cards/model.js';
+import type { CardAccess } from '../relay/card-access.js';
+import { systemClock, type Clock } from '../relay/clock.js';
+import type { AuditStore } from '../store/audit-store.js';
+import type { ChannelStore } from '../store/channel-store.js';
+import type { Channel, ChannelContext, ChannelFactory, ChannelId } from './channel.js';
+import type { ChannelsConfig } from './config.js';
+import { Inbox } from './inbox.js';
+import { Outbox } from './outbox.js';
+
+// The chat channels switched on in the configuration, wired to the relay: every card event
+// goes to each channel's outbox (durable), every tap or reply comes in through its inbox,
+// and webhook routes are mounted under /channels/<id>.
+
+export interface ChannelsOptions {
+  config: ChannelsConfig;
+  /** Builds each configured channel (the composition root passes the real ones; tests may pass a subset). */
+  channels: Partial<Record<ChannelId, ChannelFactory>>;
+  /** The relay's public address (once it listens) and secret. */
+  context: Omit<ChannelContext, 'log' | 'clock'>;
+  access: CardAccess;
+  audit: AuditStore;
+  store: ChannelStore;
+  clock?: Clock;
+  log?: (line: string) => void;
+}
+
+interface Running {
+  channel: Channel;
+  inbox: Inbox;
+  outbox: Outbox;
+}
+
+export class Channels {
+  private readonly running: Running[] = [];
+  private unsubscribe: () => void = () => {};
+
+  constructor(private readonly options: ChannelsOptions) {
+    const clock = options.clock ?? systemClock;
+    const log = options.log ?? ((line: string) => console.warn(line));
+    for (const [id, make] of Object.entries(options.channels) as [ChannelId, ChannelFactory][]) {
+      const config = options.config[id];
+      if (!config) continue;
+      const channel = make(options.config, { ...options.context, clock, log: (line) => log(`${id}: ${line}`) });
+      const providers = config.route?.providers;
+      this.running.push({
+        channel,
+        inbox: new Inbox({ channel: id, access: options.access, audit: options.audit, store: options.store, answerers: config.answerers, now: () => clock.now(), log: options.log }),
+        outbox: new Outbox({
+          channel,
+          relay: options.access.relay,
+          store: options.store,
+          clock,
+          backoffMs: options.config.backoffMs,
+          ...(providers ? { routes: (card: Card) => providers.includes(card.provider) } : {}),
+          log: options.log,
+        }),
+      });
+    }
+  }
+
+  get ids(): ChannelId[] {
+    return this.running.map((r) => r.channel.id);
+  }
+
+  /** Listens to card events (call before the relay recovers, so cards expired while down are closed). */
+  listen(): void {
+    this.unsubscribe = this.options.access.relay.events.subscribe((name, data) => {
+      if (name === 'session.updated') return;
+      for (const { outbox } of this.running) outbox.onCard(data as Card);
+    });
+  }
+
+  /** Catches up with what happened while the relay was down, and starts receiving. */
+  start(): void {
+    const pending = this.options.access.relay.list({ status: 'pending' });
+    for (const { channel, inbox, outbox } of this.running) {
+      outbox.recover(pending);
+      channel.start(inbox);
+    }
+  }
+
+  /** The webhook routes of the channels that have them. */
+  routes(): Hono {
+    const app = new Hono();
+    for (const { channel, inbox } of this.running) {
+      const routes = channel.routes?.(inbox);
+      if (routes) app.route(`/${channel.id}`, routes);
+    }
+    return app;
+  }
+
+  /** Resolves when every outbox has nothing due (tests). */
+  async idle(): Promise<void> {
+    await Promise.all(this.running.map((r) => r.outbox.idle()));
+  }
+
+  stop(): void {
+    this.unsubscribe();
+    for (const { channel, outbox } of this.running) {
+      outbox.stop();
+      channel.stop();
+    }
+  }
+}

@@ -1,0 +1,144 @@
+import type Database from 'better-sqlite3';
+
+// The chat channels' durable state: the outbox (posts and closing edits still to make,
+// with their next attempt) and the messages made for each card. A job leaves the outbox
+// only after the platform accepted it, so a relay that stops or a platform that is down
+// loses nothing: the job is tried again at its due time, after a restart too.
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS channel_outbox (
+  channel   TEXT NOT NULL,
+  card_id   TEXT NOT NULL,
+  action    TEXT NOT NULL,
+  due_at    INTEGER NOT NULL,
+  attempts  INTEGER NOT NULL DEFAULT 0,
+  last_error TEXT,
+  seq       INTEGER NOT NULL,
+  PRIMARY KEY (channel, card_id, action)
+);
+CREATE INDEX IF NOT EXISTS channel_outbox_due ON channel_outbox (channel, due_at, seq);
+CREATE TABLE IF NOT EXISTS channel_messages (
+  channel  TEXT NOT NULL,
+  message  TEXT NOT NULL,
+  card_id  TEXT NOT NULL,
+  chat     TEXT NOT NULL,
+  role     TEXT NOT NULL,
+  closed   INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (channel, message)
+);
+CREATE INDEX IF NOT EXISTS channel_messages_card ON channel_messages (channel, card_id, role);
+`;
+
+export type OutboxAction = 'post' | 'close';
+
+export interface OutboxJob {
+  channel: string;
+  cardId: string;
+  action: OutboxAction;
+  dueAt: number;
+  attempts: number;
+  lastError: string | null;
+}
+
+export interface CardMessage {
+  chat: string;
+  message: string;
+  closed: boolean;
+}
+
+export class ChannelStore {
+  private readonly stmt;
+  private seq: number;
+
+  constructor(private readonly db: Database.Database) {
+    db.exec(SCHEMA);
+    this.stmt = {
+      add: db.prepare(
+        `INSERT INTO channel_outbox (channel, card_id, action, due_at, seq) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (channel, card_id, action) DO NOTHING`,
+      ),
+      next: db.prepare(
+        `SELECT channel, card_id AS cardId, action, due_at AS dueAt, attempts, last_error AS lastError
+         FROM channel_outbox WHERE channel = ? ORDER BY due_at, seq LIMIT 1`,
+      ),
+      all: db.prepare(
+        `SELECT channel, card_id AS cardId, action, due_at AS dueAt, attempts, last_error AS lastError
+         FROM channel_outbox WHERE channel = ? ORDER BY due_at, seq`,
+      ),
+      done: db.prepare('DELETE FROM channel_outbox WHERE channel = ? AND card_id = ? AND action = ?'),
+      retry: db.prepare(
+        `UPDATE channel_outbox SET due_at = ?, attempts = attempts + 1, last_error = ?
+         WHERE channel = ? AND card_id = ? AND action = ?`,
+      ),
+      maxSeq: db.prepare('SELECT COALESCE(MAX(seq), 0) FROM channel_outbox').pluck(),
+      link: db.prepare(
+        `INSERT INTO channel_messages (channel, message, card_id, chat, role) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (channel, message) DO NOTHING`,
+      ),
+      cardOf: db.prepare('SELECT card_id FROM channel_messages WHERE channel = ? AND message = ?').pluck(),
+      messageOf: db.prepare(
+        `SELECT chat, message, closed FROM channel_messages WHERE channel = ? AND card_id = ? AND role = 'card'`,
+      ),
+      markClosed: db.prepare(`UPDATE channel_messages SET closed = 1 WHERE channel = ? AND card_id = ? AND role = 'card'`),
+      openCards: db.prepare(`SELECT card_id FROM channel_messages WHERE channel = ? AND role = 'card' AND closed = 0`).pluck(),
+    };
+    this.seq = this.stmt.maxSeq.get() as number;
+  }
+
+  /** Queues a job unless the same one is queued already (a restart re-queues safely). */
+  enqueue(channel: string, cardId: string, action: OutboxAction, dueAt: number): void {
+    this.stmt.add.run(channel, cardId, action, dueAt, ++this.seq);
+  }
+
+  /** The channel's job due first (posts before the edits of the same moment, in order queued). */
+  next(channel: string): OutboxJob | undefined {
+    return this.stmt.next.get(channel) as OutboxJob | undefined;
+  }
+
+  jobs(channel: string): OutboxJob[] {
+    return this.stmt.all.all(channel) as OutboxJob[];
+  }
+
+  done(job: Pick<OutboxJob, 'channel' | 'cardId' | 'action'>): void {
+    this.stmt.done.run(job.channel, job.cardId, job.action);
+  }
+
+  retry(job: Pick<OutboxJob, 'channel' | 'cardId' | 'action'>, dueAt: number, error: string): void {
+    this.stmt.retry.run(dueAt, error.slice(0, 500), job.channel, job.cardId, job.action);
+  }
+
+  /** Records a posted card message and removes its post job, in one transaction. */
+  posted(channel: string, cardId: string, ref: { chat: string; message: string }): void {
+    this.db.transaction(() => {
+      this.stmt.link.run(channel, ref.message, cardId, ref.chat, 'card');
+      this.stmt.done.run(channel, cardId, 'post');
+    })();
+  }
+
+  /** Marks the card message edited to its closed state and removes the close job. */
+  closed(channel: string, cardId: string): void {
+    this.db.transaction(() => {
+      this.stmt.markClosed.run(channel, cardId);
+      this.stmt.done.run(channel, cardId, 'close');
+    })();
+  }
+
+  /** A further message about a card (a prompt a person replies to). */
+  link(channel: string, ref: { chat: string; message: string }, cardId: string): void {
+    this.stmt.link.run(channel, ref.message, cardId, ref.chat, 'prompt');
+  }
+
+  cardOfMessage(channel: string, message: string): string | undefined {
+    return (this.stmt.cardOf.get(channel, message) as string | undefined) ?? undefined;
+  }
+
+  messageOf(channel: string, cardId: string): CardMessage | undefined {
+    const row = this.stmt.messageOf.get(channel, cardId) as { chat: string; message: string; closed: number } | undefined;
+    return row && { chat: row.chat, message: row.message, closed: row.closed === 1 };
+  }
+
+  /** Cards whose message still shows them open. */
+  openCards(channel: string): string[] {
+    return this.stmt.openCards.all(channel) as string[];
+  }
+}

@@ -1,0 +1,111 @@
+import { serve, type ServerType } from '@hono/node-server';
+import { Hono } from 'hono';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { Card, CardDraft } from '../../src/cards/model.js';
+import type { ChannelFactory, ChannelId } from '../../src/channels/channel.js';
+import type { ChannelsConfig } from '../../src/channels/config.js';
+import { Channels } from '../../src/channels/service.js';
+import { sessionFacts } from '../../src/relay/access.js';
+import { auditCardEvents } from '../../src/relay/audit.js';
+import { CardAccess } from '../../src/relay/card-access.js';
+import { Relay } from '../../src/relay/relay.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { FakeClock } from './fake-clock.js';
+
+// One chat channel wired to a real relay core on a real SQLite file, with a fake clock
+// (rate limits and back-offs are moved through by hand, never slept through) and the
+// channel's webhook routes on a real HTTP server on a loopback port.
+
+export interface ChannelHarness {
+  clock: FakeClock;
+  relay: Relay;
+  access: CardAccess;
+  store: SqliteStore;
+  channels: Channels;
+  /** Where the channel's webhooks listen: `${url}/channels/<id>/…`. */
+  url: string;
+  dataDir: string;
+  /** Asks a card the way `POST /api/cards` does. */
+  ask(draft: CardDraft): Card;
+  /** Moves the fake clock and lets the outbox deliver what became due. */
+  advance(ms: number): Promise<void>;
+  /** Waits until the outbox has nothing due. */
+  idle(): Promise<void>;
+  logs: string[];
+  /** Stops everything; with keepData the SQLite file stays for a restart (restart()). */
+  stop(keepData?: boolean): Promise<void>;
+  /** A new relay and channel on the same data, as after a restart (the clock keeps its time). */
+  restart(): Promise<ChannelHarness>;
+}
+
+export interface HarnessOptions {
+  id: ChannelId;
+  make: ChannelFactory;
+  config: Omit<ChannelsConfig, 'backoffMs'> & { backoffMs?: number };
+  clock?: FakeClock;
+  dataDir?: string;
+}
+
+export async function startChannelHarness(options: HarnessOptions): Promise<ChannelHarness> {
+  const clock = options.clock ?? new FakeClock(Date.parse('2026-11-30T12:00:00.000Z'));
+  const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-channel-'));
+  const store = new SqliteStore(join(dataDir, 'askrelay.sqlite'));
+  const relay = new Relay({ store, clock, waits: { default: 3_600_000, extension: 3_600_000 } });
+  auditCardEvents(relay.events, store.audit);
+  const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
+  const logs: string[] = [];
+  let url = '';
+  const channels = new Channels({
+    config: { backoffMs: 1000, ...options.config },
+    channels: { [options.id]: options.make },
+    access,
+    audit: store.audit,
+    store: store.channels,
+    clock,
+    context: { publicUrl: () => options.config.publicUrl ?? url, secret: 'harness-secret' },
+    log: (line) => logs.push(line),
+  });
+  channels.listen();
+  relay.start();
+  const app = new Hono().route('/channels', channels.routes());
+  const server = await new Promise<ServerType>((resolve) => {
+    const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
+  });
+  const address = server.address();
+  url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  channels.start();
+
+  const harness: ChannelHarness = {
+    clock,
+    relay,
+    access,
+    store,
+    channels,
+    url,
+    dataDir,
+    logs,
+    ask: (draft) => relay.create(draft),
+    async advance(ms) {
+      clock.advance(ms);
+      await channels.idle();
+    },
+    idle: () => channels.idle(),
+    async stop(keepData = false) {
+      channels.stop();
+      relay.stop();
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+      });
+      store.close();
+      if (!keepData && !options.dataDir) rmSync(dataDir, { recursive: true, force: true });
+    },
+    async restart() {
+      await harness.stop(true);
+      return startChannelHarness({ ...options, clock, dataDir });
+    },
+  };
+  return harness;
+}
