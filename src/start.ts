@@ -100,7 +100,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   }).catch(async (err: unknown) => {
     // The port is taken (or similar): let go of what was opened before saying so.
     push.stop();
-    channels.stop();
+    await channels.stop();
     relay.stop();
     await sessions.close();
     store.close();
@@ -126,7 +126,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     recovered: { expired: expired.length, pending },
     close: async () => {
       push.stop();
-      channels.stop();
+      await channels.stop();
       relay.stop();
       // Agents (Claude Code processes) end before the store and folders they use go away.
       await sessions.close();

@@ -92,3 +92,16 @@ export interface ChannelContext {
 }
 
 export type ChannelFactory = (config: ChannelsConfig, context: ChannelContext) => Channel;
+
+/**
+ * The outbox's reading of a platform's HTTP status. 401 and 403 wait and retry like an
+ * outage: a revoked token or a bot removed from the chat is fixed by the operator, and the
+ * cards must still appear afterwards. Other 4xx are this request's fault: retrying cannot help.
+ */
+export function sendErrorFor(status: number | undefined, message: string, retryAfterMs?: number): ChannelSendError {
+  if (status === 429) return new ChannelSendError('rate_limited', message, retryAfterMs);
+  if (status === undefined || status >= 500 || status === 401 || status === 403 || status === 408) {
+    return new ChannelSendError('unavailable', message);
+  }
+  return new ChannelSendError('rejected', message);
+}

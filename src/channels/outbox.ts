@@ -14,6 +14,7 @@ import { ChannelSendError, type Channel } from './channel.js';
 export const MAX_BACKOFF_MS = 5 * 60_000;
 /** A post or edit the platform has not answered in this long counts as an outage. */
 export const SEND_TIMEOUT_MS = 30_000;
+const STOP_GRACE_MS = 2_000;
 
 export interface OutboxOptions {
   channel: Channel;
@@ -30,6 +31,8 @@ export interface OutboxOptions {
 export class Outbox {
   private timer: unknown;
   private running = false;
+  /** The job in flight, so stop() can let it finish writing its result. */
+  private inFlight: Promise<void> = Promise.resolve();
   private stopped = false;
   private pausedUntil = 0;
   private readonly idleWaiters: (() => void)[] = [];
@@ -66,11 +69,22 @@ export class Outbox {
     this.kick();
   }
 
-  stop(): void {
+  /**
+   * Stops delivering. A post or edit in flight gets STOP_GRACE_MS to finish and record its
+   * result (else it is tried again after the next start, so a message may then show twice).
+   */
+  async stop(): Promise<void> {
     this.stopped = true;
     this.options.clock.clearTimer(this.timer);
     this.idleWaiters.splice(0).forEach((resolve) => resolve());
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.inFlight, new Promise((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
+    clearTimeout(timer);
+    this.abandoned = true;
   }
+
+  /** Set once stop() returned: the store may be closed, so nothing is written any more. */
+  private abandoned = false;
 
   /** Resolves when no job is due now and none is in flight (tests). */
   idle(): Promise<void> {
@@ -91,7 +105,7 @@ export class Outbox {
       return this.settle();
     }
     this.running = true;
-    void this.run(job).finally(() => {
+    this.inFlight = this.run(job).finally(() => {
       this.running = false;
       this.kick();
     });
@@ -117,6 +131,7 @@ export class Outbox {
           return;
         }
         const ref = await this.timed(channel.post(card));
+        if (this.abandoned) return;
         store.posted(this.id, card.id, ref);
         if (relay.find(card.id)?.status !== 'pending') store.enqueue(this.id, card.id, 'close', this.options.clock.now());
         return;
@@ -128,19 +143,24 @@ export class Outbox {
         return;
       }
       await this.timed(channel.close(card, { chat: message.chat, message: message.message }));
+      if (this.abandoned) return;
       store.closed(this.id, card.id);
     } catch (err) {
-      this.failed(job, err);
+      if (!this.abandoned) this.failed(job, err);
     }
   }
 
-  /** A hung platform must not hold the channel's queue: after SEND_TIMEOUT_MS it counts as down. */
+  /**
+   * A hung platform must not hold the channel's queue: after SEND_TIMEOUT_MS it counts as
+   * down. Real time, not the relay's clock: this is about the network, not about deadlines.
+   */
   private timed<T>(work: Promise<T>): Promise<T> {
-    let timer: unknown;
+    let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = this.options.clock.setTimer(() => reject(new ChannelSendError('unavailable', 'no response in 30 s')), SEND_TIMEOUT_MS);
+      timer = setTimeout(() => reject(new ChannelSendError('unavailable', `no response in ${SEND_TIMEOUT_MS / 1000} s`)), SEND_TIMEOUT_MS);
+      timer.unref();
     });
-    return Promise.race([work, timeout]).finally(() => this.options.clock.clearTimer(timer));
+    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
   }
 
   private failed(job: OutboxJob, err: unknown): void {

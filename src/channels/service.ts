@@ -96,11 +96,10 @@ export class Channels {
     await Promise.all(this.running.map((r) => r.outbox.idle()));
   }
 
-  stop(): void {
+  /** Stops receiving and delivering; posts in flight get a moment to record their result. */
+  async stop(): Promise<void> {
     this.unsubscribe();
-    for (const { channel, outbox } of this.running) {
-      outbox.stop();
-      channel.stop();
-    }
+    for (const { channel } of this.running) channel.stop();
+    await Promise.all(this.running.map(({ outbox }) => outbox.stop()));
   }
 }

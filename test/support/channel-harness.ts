@@ -93,7 +93,7 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
     },
     idle: () => channels.idle(),
     async stop(keepData = false) {
-      channels.stop();
+      await channels.stop();
       relay.stop();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -1,0 +1,119 @@
+import type { Api } from 'grammy';
+import type { CallbackQuery, Message, Update } from 'grammy/types';
+import type { ChannelContext, ChannelInbox, InboundOutcome } from '../channel.js';
+import { ChannelSendError } from '../channel.js';
+import { answerSummary } from '../card-text.js';
+import { call } from './client.js';
+import { decodeCallback, otherPromptOf } from './message.js';
+
+// Telegram's updates by long polling (getUpdates): no public address needed. Taps on the
+// inline keyboard arrive as callback queries and are answered with a toast (or an alert
+// for a refusal, seen only by whoever tapped); typed answers are replies to the card's
+// message or to the forced-reply prompt "Other…" sent. Telegram keeps an update until a
+// later getUpdates confirms it, so one that arrived while the relay was down is handled after.
+
+/** How long one getUpdates waits for something to happen. */
+export const POLL_SECONDS = 25;
+const MAX_BACKOFF_MS = 60_000;
+
+export class TelegramUpdates {
+  private offset: number | undefined;
+  private stopper = new AbortController();
+  private failures = 0;
+
+  constructor(
+    private readonly api: Api,
+    private readonly chat: string,
+    private readonly inbox: ChannelInbox,
+    private readonly context: ChannelContext,
+  ) {}
+
+  start(): void {
+    void this.loop();
+  }
+
+  stop(): void {
+    this.stopper.abort();
+  }
+
+  private async loop(): Promise<void> {
+    const signal = this.stopper.signal;
+    while (!signal.aborted) {
+      let updates: Update[];
+      try {
+        updates = await call(() =>
+          this.api.getUpdates({ offset: this.offset, timeout: POLL_SECONDS, allowed_updates: ['message', 'callback_query'] }, signal as never),
+        );
+        this.failures = 0;
+      } catch (err) {
+        if (signal.aborted) return;
+        await this.pause(err);
+        continue;
+      }
+      for (const update of updates) {
+        this.offset = update.update_id + 1;
+        try {
+          await this.handle(update);
+        } catch (err) {
+          // One update that cannot be handled (Telegram refused our toast) must not stop the rest.
+          this.context.log(`update ${update.update_id}: ${(err as Error).message}`);
+        }
+      }
+    }
+  }
+
+  /** Waits before the next poll: what a rate limit asks, else a doubling back-off. */
+  private pause(err: unknown): Promise<void> {
+    this.failures++;
+    const limited = err instanceof ChannelSendError && err.kind === 'rate_limited';
+    const wait = limited ? (err.retryAfterMs ?? 1000) : Math.min(1000 * 2 ** (this.failures - 1), MAX_BACKOFF_MS);
+    if ((this.failures & (this.failures - 1)) === 0) this.context.log(`getUpdates failed (${(err as Error).message}); polling again in ${Math.ceil(wait / 1000)} s`);
+    return new Promise((resolve) => {
+      const timer = this.context.clock.setTimer(resolve, wait);
+      this.stopper.signal.addEventListener('abort', () => {
+        this.context.clock.clearTimer(timer);
+        resolve();
+      });
+    });
+  }
+
+  private async handle(update: Update): Promise<void> {
+    if (update.callback_query) return this.onTap(update.callback_query);
+    const message = update.message;
+    if (message?.reply_to_message && message.text !== undefined && String(message.chat.id) === this.chat) return this.onReply(message);
+  }
+
+  private async onTap(query: CallbackQuery): Promise<void> {
+    const data = query.data ? decodeCallback(query.data) : undefined;
+    const user = String(query.from.id);
+    if (!data) return this.toast(query, { kind: 'invalid', notice: 'This button is not one of the relay’s.' });
+    if (data.kind === 'option') return this.toast(query, this.inbox.tap({ user, cardId: data.cardId, option: data.option }));
+
+    // Other…: ask for the text with a forced reply; the card stays open until the reply comes.
+    const card = this.inbox.card(data.cardId);
+    if (!this.inbox.mayAnswer(user)) return this.toast(query, this.inbox.tap({ user, cardId: data.cardId, option: -1 }));
+    if (!card || card.status !== 'pending') return this.toast(query, { kind: 'closed', notice: card ? `This question is ${card.status}.` : 'This question is no longer known.' });
+    const { text, ...other } = otherPromptOf(card, query.from);
+    const prompt = await call(() => this.api.sendMessage(this.chat, text, other));
+    this.inbox.linkMessage({ chat: this.chat, message: String(prompt.message_id) }, card.id);
+    await call(() => this.api.answerCallbackQuery(query.id));
+  }
+
+  private async onReply(message: Message): Promise<void> {
+    const cardId = this.inbox.cardOfMessage(String(message.reply_to_message!.message_id));
+    if (!cardId || !message.from) return;
+    const outcome = this.inbox.reply({ user: String(message.from.id), cardId, text: message.text ?? '' });
+    if (outcome.kind === 'answered' || outcome.kind === 'ignored') return;
+    // Telegram has no private replies in a group: the notice answers the person's message.
+    await call(() => this.api.sendMessage(this.chat, outcome.notice, { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } }));
+  }
+
+  /** The tapper's private answer: a short toast, or an alert they must dismiss for a refusal. */
+  private async toast(query: CallbackQuery, outcome: InboundOutcome): Promise<void> {
+    if (outcome.kind === 'ignored') return void (await call(() => this.api.answerCallbackQuery(query.id)));
+    if (outcome.kind === 'answered') {
+      return void (await call(() => this.api.answerCallbackQuery(query.id, { text: `Answered: ${answerSummary(outcome.card)}` })));
+    }
+    await call(() => this.api.answerCallbackQuery(query.id, { text: outcome.notice, show_alert: true }));
+  }
+}

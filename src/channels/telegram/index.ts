@@ -1,0 +1,22 @@
+import type { Channel, ChannelFactory } from '../channel.js';
+import { closeCard, postCard, telegramApi } from './client.js';
+import { TelegramUpdates } from './inbound.js';
+
+// Telegram: posts to one chat (a group, or a person's chat with the bot), takes taps and
+// replies by long polling. See docs/channels.md.
+
+export const telegramChannel: ChannelFactory = (config, context): Channel => {
+  const settings = config.telegram!;
+  const api = telegramApi(settings);
+  let updates: TelegramUpdates | undefined;
+  return {
+    id: 'telegram',
+    post: (card) => postCard(api, settings.chat, card),
+    close: (card, ref) => closeCard(api, card, ref),
+    start(inbox) {
+      updates = new TelegramUpdates(api, settings.chat, inbox, context);
+      updates.start();
+    },
+    stop: () => updates?.stop(),
+  };
+};

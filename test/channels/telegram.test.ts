@@ -1,0 +1,246 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { NOT_AN_ANSWERER } from '../../src/channels/inbox.js';
+import { telegramChannel } from '../../src/channels/telegram/index.js';
+import { startChannelHarness, type ChannelHarness } from '../support/channel-harness.js';
+import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { waitUntil } from '../support/wait-until.js';
+import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram-api.js';
+
+// The Telegram channel against a local Bot API: grammy's real client, a real relay core and
+// SQLite file, a fake clock for rate limits and back-offs.
+
+const TOKEN = '123456:test-token';
+const CHAT = -1001;
+const ADA = { id: 42, first_name: 'Ada' };
+const EVE = { id: 66, first_name: 'Eve' };
+const single = { questions: [{ header: 'Database', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }] };
+
+let fake: FakeTelegram;
+let h: ChannelHarness;
+
+async function start(dataDir?: string) {
+  return startChannelHarness({
+    id: 'telegram',
+    make: telegramChannel,
+    config: { telegram: { token: TOKEN, chat: String(CHAT), answerers: [String(ADA.id)], apiRoot: fake.url } },
+    ...(dataDir ? { dataDir } : {}),
+  });
+}
+
+/** The bot's card messages (not prompts or notices). */
+const cardMessages = () => fake.sent.filter((m) => m.html.startsWith('<b>Question') || m.html.startsWith('<b>Approval'));
+
+beforeEach(async () => {
+  fake = await startFakeTelegram({ token: TOKEN, chat: CHAT });
+  h = await start();
+});
+afterEach(async () => {
+  await h.stop();
+  await fake.close();
+});
+
+describe('telegram channel', () => {
+  it('posts a single-choice card with buttons; a tap answers it and the message is edited once', async () => {
+    const card = h.ask(single);
+    await h.idle();
+    const [message] = cardMessages();
+    expect(message.chat.id).toBe(CHAT);
+    expect(message.reply_markup.inline_keyboard.map(([b]: any[]) => b.text)).toEqual(['PostgreSQL', 'SQLite', 'Other…']);
+
+    fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[0][0].callback_data);
+    const answered = await waitUntil(() => h.relay.get(card.id).status === 'answered' && h.relay.get(card.id), 'the tap to answer');
+    expect(answered.answer).toEqual({ q1: { selected: ['PostgreSQL'] } });
+    expect(answered.answeredBy).toEqual({ kind: 'human', id: 'telegram:42', surface: 'telegram' });
+    await waitUntil(() => fake.callbackAnswers.length === 1, 'the toast');
+    expect(fake.callbackAnswers[0].text).toBe('Answered: PostgreSQL');
+    await h.idle();
+    expect(message.edits).toHaveLength(1);
+    expect(message.text).toBe('Question: Database\n\nWhich database?\n\nAnswered: PostgreSQL');
+    expect(message.reply_markup).toEqual({ inline_keyboard: [] });
+  });
+
+  it('ignores the same tap within a minute; another button after that is told it was answered', async () => {
+    const card = h.ask(single);
+    await h.idle();
+    const [message] = cardMessages();
+    const [[postgres], [sqlite]] = message.reply_markup.inline_keyboard;
+    const data = sqlite.callback_data;
+    fake.tap(ADA, message.message_id, data);
+    fake.tap(ADA, message.message_id, data);
+    await waitUntil(() => fake.callbackAnswers.length === 2, 'both taps answered');
+    expect(fake.callbackAnswers.map((a) => a.text)).toEqual(['Answered: SQLite', undefined]);
+    fake.tap(ADA, message.message_id, postgres.callback_data);
+    await waitUntil(() => fake.callbackAnswers.length === 3, 'the third tap');
+    expect(fake.callbackAnswers[2]).toMatchObject({ text: 'Already answered: SQLite.', show_alert: true });
+    await h.idle();
+    expect(h.relay.get(card.id).answer).toEqual({ q1: { selected: ['SQLite'] } });
+    expect(message.edits).toHaveLength(1);
+  });
+
+  it('refuses a tap from someone who may not answer, politely, and changes nothing', async () => {
+    const card = h.ask(single);
+    await h.idle();
+    const [message] = cardMessages();
+    fake.tap(EVE, message.message_id, message.reply_markup.inline_keyboard[0][0].callback_data);
+    await waitUntil(() => fake.callbackAnswers.length === 1, 'the refusal');
+    expect(fake.callbackAnswers[0]).toMatchObject({ text: NOT_AN_ANSWERER, show_alert: true });
+    expect(h.relay.get(card.id).status).toBe('pending');
+    expect(message.edits).toHaveLength(0);
+    const refused = h.store.audit.list().filter((e) => e.event === 'card.refused');
+    expect(refused).toMatchObject([{ cardId: card.id, actor: { kind: 'human', id: 'telegram:66' }, surface: 'telegram', detail: { action: 'answer', code: 'not_an_answerer' } }]);
+    // Eve's Other… is refused the same way, without a prompt.
+    fake.tap(EVE, message.message_id, message.reply_markup.inline_keyboard[2][0].callback_data);
+    await waitUntil(() => fake.callbackAnswers.length === 2, 'the second refusal');
+    expect(fake.callbackAnswers[1].text).toBe(NOT_AN_ANSWERER);
+    expect(fake.sent).toHaveLength(1);
+  });
+
+  it('Other… opens a forced reply without answering; the typed reply answers and is not echoed', async () => {
+    const card = h.ask(single);
+    await h.idle();
+    const [message] = cardMessages();
+    fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[2][0].callback_data);
+    const prompt = await waitUntil(() => fake.sent.find((m) => m.reply_markup?.force_reply), 'the forced-reply prompt');
+    expect(prompt.text).toBe('Ada, type your answer to “Which database?” as a reply to this message.');
+    expect(prompt.reply_markup).toEqual({ force_reply: true, selective: true, input_field_placeholder: 'Your answer' });
+    expect(h.relay.get(card.id).status).toBe('pending');
+
+    fake.reply(ADA, prompt.message_id, 'MariaDB on port 3307');
+    const answered = await waitUntil(() => h.relay.get(card.id).status === 'answered' && h.relay.get(card.id), 'the reply to answer');
+    expect(answered.answer).toEqual({ q1: { selected: [], text: 'MariaDB on port 3307' } });
+    await h.idle();
+    expect(message.edits).toHaveLength(1);
+    expect(message.text.endsWith('Answered: a written answer')).toBe(true);
+    expect(fake.sent.some((m) => m.text.includes('MariaDB'))).toBe(false);
+  });
+
+  it('multi-select and several questions are answered by replying to the card in text', async () => {
+    const colours = h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green', 'Blue'], multiSelect: true }] });
+    const setup = h.ask({ questions: [{ id: 'db', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }, { id: 'port', text: 'Which port?' }] });
+    await h.idle();
+    const [first, second] = cardMessages();
+    expect(first.reply_markup).toBeUndefined();
+    fake.reply(ADA, first.message_id, '1, 3');
+    fake.reply(ADA, second.message_id, 'db: 2\nport: 5432');
+    await waitUntil(() => h.relay.get(setup.id).status === 'answered' && h.relay.get(colours.id).status === 'answered', 'both replies');
+    expect(h.relay.get(colours.id).answer).toEqual({ q1: { selected: ['Red', 'Blue'] } });
+    expect(h.relay.get(setup.id).answer).toEqual({ db: { selected: ['SQLite'] }, port: { selected: [], text: '5432' } });
+    await h.idle();
+    expect(first.text.endsWith('Answered: Red, Blue')).toBe(true);
+    expect(second.text.endsWith('Answered: db: SQLite; port: a written answer')).toBe(true);
+  });
+
+  it('an unreadable reply gets a notice that does not repeat it; the card stays open', async () => {
+    const card = h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
+    await h.idle();
+    const [message] = cardMessages();
+    const reply = fake.reply(ADA, message.message_id, 'purple sparkles');
+    const notice = await waitUntil(() => fake.sent.find((m) => m.reply_to_message?.message_id === reply), 'the notice');
+    expect(notice.text).toMatch(/^Could not read that as an answer: /);
+    expect(notice.text).not.toContain('purple sparkles');
+    expect(h.relay.get(card.id).status).toBe('pending');
+  });
+
+  it('closes the message once when the card is answered elsewhere, expires or is cancelled', async () => {
+    const elsewhere = h.ask(single);
+    const expiring = h.ask({ ...single, waitSeconds: 60 });
+    const cancelled = h.ask(single);
+    await h.idle();
+    const [a, b, c] = cardMessages();
+    h.relay.answer(elsewhere.id, { q1: { selected: ['SQLite'] } });
+    h.relay.cancel(cancelled.id);
+    await h.advance(61_000);
+    expect(a.text.endsWith('Answered: SQLite')).toBe(true);
+    expect(b.text.endsWith('Expired')).toBe(true);
+    expect(c.text.endsWith('Cancelled')).toBe(true);
+    for (const m of [a, b, c]) expect(m.edits).toHaveLength(1);
+    // A tap on a closed card changes nothing and says why.
+    fake.tap(ADA, b.message_id, `a:${expiring.id}:0`);
+    await waitUntil(() => fake.callbackAnswers.length === 1, 'the tap on an expired card');
+    expect(fake.callbackAnswers[0].text).toBe('This question expired; nobody is waiting for the answer any more.');
+  });
+
+  it('waits exactly as long as a 429 asks before posting', async () => {
+    fake.rateLimitNext(30);
+    const card = h.ask(single);
+    await h.idle();
+    expect(cardMessages()).toHaveLength(0);
+    expect(h.logs.join('\n')).toContain('rate limited; the post of card');
+    await h.advance(29_000);
+    expect(cardMessages()).toHaveLength(0);
+    await h.advance(1_000);
+    expect(cardMessages()).toHaveLength(1);
+    expect(fake.requests.filter((r) => r.method === 'sendMessage')).toHaveLength(2);
+    expect(h.store.channels.jobs('telegram')).toEqual([]);
+    expect(h.relay.get(card.id).status).toBe('pending');
+  });
+
+  it('an outage loses nothing: the card is answerable meanwhile, posts and edits arrive once Telegram is back', async () => {
+    fake.setDown('refuse');
+    const waiting = h.ask(single);
+    const answeredMeanwhile = h.ask(single);
+    await h.idle();
+    expect(h.relay.answer(answeredMeanwhile.id, { q1: { selected: ['SQLite'] } }).status).toBe('answered');
+    await h.advance(1_000);
+    fake.setDown('error');
+    await h.advance(2_000);
+    expect(cardMessages()).toHaveLength(0);
+    fake.setDown(false);
+    await h.advance(4_000);
+    // The open card is posted once; the one answered during the outage needs no message.
+    expect(cardMessages()).toHaveLength(1);
+    expect(h.store.channels.messageOf('telegram', waiting.id)).toBeDefined();
+    expect(h.store.channels.jobs('telegram')).toEqual([]);
+    expect(h.logs.filter((l) => l.includes('cannot deliver')).length).toBeLessThanOrEqual(4);
+  });
+
+  it('keeps undelivered posts across a restart', async () => {
+    fake.setDown('error');
+    const card = h.ask(single);
+    await h.idle();
+    h = await h.restart();
+    expect(h.store.channels.jobs('telegram').map((j) => [j.cardId, j.action])).toEqual([[card.id, 'post']]);
+    fake.setDown(false);
+    await h.advance(5_000);
+    expect(cardMessages()).toHaveLength(1);
+    // And a card that closed while the relay was down has its message closed at start.
+    const [message] = cardMessages();
+    await h.stop(true);
+    h = await start(h.dataDir);
+    h.relay.answer(card.id, { q1: { selected: ['PostgreSQL'] } });
+    await h.idle();
+    expect(message.edits).toHaveLength(1);
+    expect(message.text.endsWith('Answered: PostgreSQL')).toBe(true);
+  });
+});
+
+describe('telegram channel, configured by variables on a running relay', () => {
+  let relay: TestRelay;
+  // Only the relay polls this bot: stop the harness's channel first.
+  beforeEach(() => h.stop(true));
+  afterEach(async () => {
+    await relay?.stop();
+    h = await start(h.dataDir);
+  });
+
+  it('posts a card asked over HTTP and takes the answer from a tap', async () => {
+    relay = await startTestRelay({
+      ASKRELAY_TELEGRAM_TOKEN: TOKEN,
+      ASKRELAY_TELEGRAM_CHAT: String(CHAT),
+      ASKRELAY_TELEGRAM_ANSWERERS: '42, 43',
+      ASKRELAY_TELEGRAM_API_ROOT: fake.url,
+    });
+    expect(relay.channels.ids).toEqual(['telegram']);
+    const created = await (await relay.api('/api/cards', { method: 'POST', json: single })).json();
+    const message = await waitUntil(() => cardMessages()[0], 'the post');
+    expect(message.reply_markup.inline_keyboard).toHaveLength(3);
+    fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[1][0].callback_data);
+    const card = await waitUntil(async () => {
+      const c = await (await relay.api(`/api/cards/${created.id}`)).json();
+      return c.status === 'answered' && c;
+    }, 'the answer over HTTP');
+    expect(card.answeredBy).toEqual({ kind: 'human', id: 'telegram:42', surface: 'telegram' });
+    await waitUntil(() => message.edits.length === 1, 'the edit');
+    expect(message.text.endsWith('Answered: SQLite')).toBe(true);
+  });
+});
