@@ -11,21 +11,22 @@ import type { ChannelId } from './channel.js';
 
 const ids = z.array(z.string().trim().min(1)).min(1, 'name at least one user id, or "*" for anyone in the chat');
 const route = z.object({ providers: z.array(z.string().min(1)).optional() }).strict();
-const base = { token: z.string().trim().min(1), answerers: ids, route: route.optional() };
+const token = z.string().trim().min(1);
+const who = { answerers: ids, route: route.optional() };
 
 export const ChannelsFileSchema = z
   .object({
-    telegram: z.object({ ...base, chat: z.string().trim().min(1), apiRoot: z.string().url().optional() }).strict().optional(),
+    telegram: z.object({ token, chat: z.string().trim().min(1), ...who, apiRoot: z.string().url().optional() }).strict().optional(),
     slack: z
-      .object({ ...base, channel: z.string().trim().min(1), signingSecret: z.string().min(1), apiUrl: z.string().url().optional() })
+        .object({ token, channel: z.string().trim().min(1), ...who, signingSecret: z.string().min(1), apiUrl: z.string().url().optional() })
       .strict()
       .optional(),
     discord: z
-      .object({ ...base, channel: z.string().trim().min(1), publicKey: z.string().regex(/^[0-9a-f]{64}$/i, 'the application public key: 64 hex digits'), apiUrl: z.string().url().optional() })
+      .object({ token, channel: z.string().trim().min(1), ...who, publicKey: z.string().regex(/^[0-9a-f]{64}$/i, 'the application public key: 64 hex digits'), apiUrl: z.string().url().optional() })
       .strict()
       .optional(),
     mattermost: z
-      .object({ ...base, url: z.string().url(), channel: z.string().trim().min(1), poll: z.string().optional() })
+      .object({ token, url: z.string().url(), channel: z.string().trim().min(1), ...who, poll: z.string().optional() })
       .strict()
       .optional(),
     /** The address chat platforms reach the relay at (Mattermost's button callbacks). */

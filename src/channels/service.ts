@@ -64,6 +64,17 @@ export class Channels {
     return this.running.map((r) => r.channel.id);
   }
 
+  /** One line per channel for the start-up banner: where it posts, who may answer. */
+  describe(): string[] {
+    return this.running.map(({ channel }) => {
+      const config = this.options.config[channel.id]!;
+      const where = 'chat' in config ? `chat ${config.chat}` : `channel ${config.channel}`;
+      const who = config.answerers.includes('*') ? 'anyone there may answer' : `${config.answerers.length} may answer`;
+      const route = config.route?.providers ? `, cards of ${config.route.providers.join(', ')}` : '';
+      return `${channel.id}: ${where}, ${who}${route}`;
+    });
+  }
+
   /** Listens to card events (call before the relay recovers, so cards expired while down are closed). */
   listen(): void {
     this.unsubscribe = this.options.access.relay.events.subscribe((name, data) => {

@@ -15,7 +15,9 @@ Usage: askrelay serve [--port N] [--host ADDR] [--data DIR] [--approve-tools]
                 Without it each one is an approval card that only a human can answer.
 
 Environment: ASKRELAY_TOKEN (else one is made on first start and kept in the data folder),
-ASKRELAY_WAIT (default 8h), ASKRELAY_WAIT_EXTENSION (default 2h).`;
+ASKRELAY_WAIT (default 8h), ASKRELAY_WAIT_EXTENSION (default 2h).
+Chat channels (Telegram, Slack, Discord, Mattermost): ASKRELAY_<CHANNEL>_TOKEN and friends,
+or a JSON file (ASKRELAY_CHANNELS, default <data>/channels.json); see docs/channels.md.`;
 
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
@@ -33,6 +35,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   console.log(`askrelay is running: ${running.url}`);
   console.log(`Token: ${running.token}`);
   console.log(`Data: ${config.dataDir} (${pending} pending card${pending === 1 ? '' : 's'}${expired ? `, ${expired} expired while stopped` : ''})`);
+  for (const line of running.channels.describe()) console.log(`Channel ${line}`);
   console.log('Open the page, paste the token once; press Ctrl+C to stop.');
 
   await new Promise<void>((resolve) => {
