@@ -18,7 +18,7 @@ export const ChannelsFileSchema = z
   .object({
     telegram: z.object({ token, chat: z.string().trim().min(1), ...who, apiRoot: z.string().url().optional() }).strict().optional(),
     slack: z
-        .object({ token, channel: z.string().trim().min(1), ...who, signingSecret: z.string().min(1), apiUrl: z.string().url().optional() })
+      .object({ token, channel: z.string().trim().min(1), ...who, signingSecret: z.string().min(1), apiUrl: z.string().url().optional() })
       .strict()
       .optional(),
     discord: z
