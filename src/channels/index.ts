@@ -1,6 +1,8 @@
 import type { ChannelFactory, ChannelId } from './channel.js';
+import { discordChannel } from './discord/index.js';
 
 // Every chat channel the relay can post to, by id; the configuration decides which are on.
 
 export const CHANNELS: Partial<Record<ChannelId, ChannelFactory>> = {
+  discord: discordChannel,
 };
