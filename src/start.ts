@@ -91,7 +91,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     token,
     mcpDialects: MCP_DIALECTS,
     push: { publicKey: vapid.publicKey, subscriptions: store.push },
-    channels: channels.routes(),
+    channels: { webhooks: channels.routes(), status: () => channels.status() },
   });
 
   const server = await new Promise<ServerType>((resolve, reject) => {

@@ -176,17 +176,19 @@ export class Outbox {
       const wait = Math.max(error.retryAfterMs ?? 1000, 0);
       this.pausedUntil = now + wait;
       this.options.store.retry(job, now + wait, error.message);
-      if (job.attempts === 0) this.log(`rate limited; the ${what} waits ${Math.ceil(wait / 1000)} s as asked`);
+      if (job.attempts === 0) this.log(`rate limited; the ${what} waits ${seconds(wait)} as asked`);
       return;
     }
     const wait = Math.min(this.options.backoffMs * 2 ** job.attempts, MAX_BACKOFF_MS);
     this.pausedUntil = now + wait;
     this.options.store.retry(job, now + wait, error.message);
     // One line when it starts failing, then one per doubling: an outage must not flood the log.
-    if ((job.attempts & (job.attempts + 1)) === 0) this.log(`cannot deliver the ${what} (${error.message}); trying again in ${Math.ceil(wait / 1000)} s`);
+    if ((job.attempts & (job.attempts + 1)) === 0) this.log(`cannot deliver the ${what} (${error.message}); trying again in ${seconds(wait)}`);
   }
 
   private log(line: string): void {
     (this.options.log ?? console.warn)(`${this.id}: ${line}`);
   }
 }
+
+const seconds = (ms: number) => (ms < 1000 ? `${ms} ms` : `${Math.round(ms / 100) / 10} s`);

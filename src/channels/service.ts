@@ -26,6 +26,19 @@ export interface ChannelsOptions {
   log?: (line: string) => void;
 }
 
+/** GET /api/channels: one entry per channel switched on. */
+export interface ChannelStatus {
+  id: ChannelId;
+  /** Where it posts and who may answer. */
+  describe: string;
+  /** Posts and edits not yet accepted by the platform. */
+  queued: number;
+  nextAttemptAt?: string;
+  /** Why the platform did not take the last attempt (rate limit, outage). */
+  lastError?: string;
+  attempts?: number;
+}
+
 interface Running {
   channel: Channel;
   inbox: Inbox;
@@ -64,15 +77,32 @@ export class Channels {
     return this.running.map((r) => r.channel.id);
   }
 
+  /** Each channel's outbox as an operator wants to see it: what waits, and why. */
+  status(): ChannelStatus[] {
+    return this.running.map(({ channel }) => {
+      const jobs = this.options.store.jobs(channel.id);
+      const failing = jobs.find((job) => job.lastError);
+      return {
+        id: channel.id,
+        describe: this.describeOne(channel.id),
+        queued: jobs.length,
+        ...(jobs[0] ? { nextAttemptAt: new Date(jobs[0].dueAt).toISOString() } : {}),
+        ...(failing ? { lastError: failing.lastError!, attempts: failing.attempts } : {}),
+      };
+    });
+  }
+
   /** One line per channel for the start-up banner: where it posts, who may answer. */
   describe(): string[] {
-    return this.running.map(({ channel }) => {
-      const config = this.options.config[channel.id]!;
-      const where = 'chat' in config ? `chat ${config.chat}` : `channel ${config.channel}`;
-      const who = config.answerers.includes('*') ? 'anyone there may answer' : `${config.answerers.length} may answer`;
-      const route = config.route?.providers ? `, cards of ${config.route.providers.join(', ')}` : '';
-      return `${channel.id}: ${where}, ${who}${route}`;
-    });
+    return this.running.map(({ channel }) => `${channel.id}: ${this.describeOne(channel.id)}`);
+  }
+
+  private describeOne(id: ChannelId): string {
+    const config = this.options.config[id]!;
+    const where = 'chat' in config ? `chat ${config.chat}` : `channel ${config.channel}`;
+    const who = config.answerers.includes('*') ? 'anyone there may answer' : `${config.answerers.length} may answer`;
+    const route = config.route?.providers ? `, cards of ${config.route.providers.join(', ')}` : '';
+    return `${where}, ${who}${route}`;
   }
 
   /** Listens to card events (call before the relay recovers, so cards expired while down are closed). */

@@ -14,6 +14,7 @@ Commands:
   tui       answer cards in a terminal UI (live list, arrow and number keys)
   session   start, list, show, send to and stop agent sessions
   audit     print the audit log (who did what to which card); "audit verify" checks it
+  channels  the chat channels (Telegram, Slack, Discord, Mattermost) and their outboxes
   mcp       askrelay's MCP server over stdio, for MCP clients that spawn a process
   demo      try it without any key: scripted Claude and DeepSeek agents ask you
 
@@ -35,6 +36,7 @@ const COMMANDS: Record<string, Command> = {
   tui: async (argv) => (await import('./tui/tui-command.js')).tuiCommand(argv),
   session: async (argv) => (await import('./session-command.js')).sessionCommand(argv),
   audit: async (argv) => (await import('./audit-command.js')).auditCommand(argv),
+  channels: async (argv) => (await import('./channels-command.js')).channelsCommand(argv),
   mcp: async (argv) => (await import('./mcp-command.js')).mcpCommand(argv),
   demo: async (argv) => (await import('./demo-command.js')).demoCommand(argv),
 };

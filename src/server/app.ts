@@ -9,7 +9,7 @@ import type { AuditStore } from '../store/audit-store.js';
 import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { VERSION } from '../version.js';
-import { login, logout, requireToken } from './auth.js';
+import { humanOnly, login, logout, requireToken } from './auth.js';
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
@@ -32,8 +32,8 @@ export interface AppOptions {
   mcpDialects?: Record<string, McpDialect>;
   /** Web Push (key and subscriptions); without it the /api/push routes are absent. */
   push?: PushRoutesOptions;
-  /** The chat channels' webhooks (Slack, Discord, Mattermost), mounted at /channels; each checks its platform's signature. */
-  channels?: Hono;
+  /** The chat channels: their webhooks (mounted at /channels; each checks its platform's signature) and outbox status. */
+  channels?: { webhooks: Hono; status(): unknown[] };
 }
 
 export function createApp({ relay, access, audit, sessions, token, mcp, mcpDialects = {}, push, channels }: AppOptions) {
@@ -46,12 +46,13 @@ export function createApp({ relay, access, audit, sessions, token, mcp, mcpDiale
   app.post('/api/login', (c) => login(c, token));
   app.post('/api/logout', (c) => logout(c));
   // Chat platforms cannot send the relay's token: each webhook checks its platform's signature instead.
-  if (channels) app.route('/channels', channels);
+  if (channels) app.route('/channels', channels.webhooks);
   app.use('/api/*', requireToken(tokens));
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.route('/api/audit', auditRoutes(audit));
   if (push) app.route('/api/push', pushRoutes(push));
+  if (channels) app.get('/api/channels', humanOnly, (c) => c.json({ channels: channels.status() }));
   app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data)));
   const mcpOptions = mcp ?? { timing: mcpTimingFromEnv(process.env) };
   app.use('/mcp', requireToken(tokens));

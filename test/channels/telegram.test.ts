@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NOT_AN_ANSWERER } from '../../src/channels/inbox.js';
 import { telegramChannel } from '../../src/channels/telegram/index.js';
 import { startChannelHarness, type ChannelHarness } from '../support/channel-harness.js';
+import { runCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram-api.js';
@@ -242,5 +243,35 @@ describe('telegram channel, configured by variables on a running relay', () => {
     expect(card.answeredBy).toEqual({ kind: 'human', id: 'telegram:42', surface: 'telegram' });
     await waitUntil(() => message.edits.length === 1, 'the edit');
     expect(message.text.endsWith('Answered: SQLite')).toBe(true);
+  });
+
+  it('askrelay channels shows a channel that cannot deliver, and why; then up to date', async () => {
+    fake.setDown('error');
+    relay = await startTestRelay({
+      ASKRELAY_TELEGRAM_TOKEN: TOKEN,
+      ASKRELAY_TELEGRAM_CHAT: String(CHAT),
+      ASKRELAY_TELEGRAM_ANSWERERS: '42',
+      ASKRELAY_TELEGRAM_API_ROOT: fake.url,
+      ASKRELAY_CHANNEL_BACKOFF: '100ms',
+    });
+    expect((await relay.api('/api/cards', { method: 'POST', json: single })).status).toBe(201);
+    const status = await waitUntil(async () => {
+      const body = await (await relay.api('/api/channels')).json();
+      return body.channels[0].lastError && body.channels[0];
+    }, 'a failed attempt');
+    expect(status).toMatchObject({ id: 'telegram', describe: 'chat -1001, 1 may answer', queued: 1 });
+    expect(status.lastError).toMatch(/^cannot reach Telegram: .*\/bot<token>\/sendMessage/);
+    expect(JSON.stringify(status)).not.toContain(TOKEN);
+    const env = { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: relay.token };
+    const down = await runCli(['channels'], env, relay.dataDir);
+    expect(down.code).toBe(0);
+    expect(down.stdout).toMatch(/^telegram {3}chat -1001, 1 may answer; 1 waiting \(after \d+ failed attempts?: .+\), next attempt 20\d\d-/);
+    expect((await fetch(new URL('/api/channels', relay.url))).status).toBe(401);
+
+    fake.setDown(false);
+    await waitUntil(() => cardMessages().length === 1, 'the post once Telegram is back', 60_000);
+    await waitUntil(async () => (await (await relay.api('/api/channels')).json()).channels[0].queued === 0, 'an empty outbox');
+    const up = await runCli(['channels'], env, relay.dataDir);
+    expect(up.stdout).toBe('telegram   chat -1001, 1 may answer; up to date\n');
   });
 });

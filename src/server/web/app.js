@@ -810,6 +810,15 @@ function showAnsweredBy(entry) {
   el.dataset.answeredBy = by && (card.status === 'answered' || card.status === 'skipped') ? by.kind : '';
   parts.agentBadge?.remove();
   parts.agentBadge = null;
+  const closedBy = card.status === 'answered' || card.status === 'skipped';
+  if (by?.kind === 'human' && closedBy && by.id !== 'operator') {
+    // A person in a chat channel ("telegram:42"): say where, and who there.
+    const who = String(by.id).slice(String(by.id).indexOf(':') + 1);
+    const verb = card.status === 'skipped' ? 'skipped' : 'answered';
+    parts.agentBadge = h('span', { class: 'chip chip-channel', title: `${capitalize(verb)} in ${by.surface} by user ${who}`, dataset: { testid: 'answered-in-channel', surface: by.surface, user: who } }, `${verb} in ${by.surface} (${who})`);
+    parts.chips.append(parts.agentBadge);
+    return;
+  }
   if (!byAgent) return;
   const verb = card.status === 'skipped' ? 'skipped' : 'answered';
   const isSession = /^s_/.test(String(by.id));
