@@ -270,4 +270,17 @@ describe('who may answer, on the web page', () => {
     expect(((await (await relay.api(`/api/cards/${approval.id}`)).json()) as Card).answeredBy).toEqual({ kind: 'human', id: 'operator', surface: 'web' });
     expect(pageErrors).toEqual([]);
   });
+
+  it('says which chat user answered a card from a chat channel', async () => {
+    const card = relay.relay.create({ questions: [{ text: 'Which queue?', options: ['Kafka', 'NATS'] }] });
+    await page.waitForSelector(`[data-testid="card"][data-card-id="${card.id}"]`, WAIT);
+    relay.relay.answer(card.id, { q1: { selected: ['NATS'] } }, { by: { kind: 'human', id: 'telegram:42', surface: 'telegram' } });
+    await page.waitForSelector(`[data-testid="card"][data-card-id="${card.id}"][data-status="answered"]`, WAIT);
+    const chip = cardOn(card.id).getByTestId('answered-in-channel');
+    expect(await chip.textContent()).toBe('answered in telegram (42)');
+    expect(await chip.getAttribute('title')).toBe('Answered in telegram by user 42');
+    expect(await cardOn(card.id).getAttribute('data-answered-by')).toBe('human');
+    expect(await cardOn(card.id).getByTestId('answered-by-agent').count()).toBe(0);
+    expect(pageErrors).toEqual([]);
+  });
 });

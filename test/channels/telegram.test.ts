@@ -195,6 +195,31 @@ describe('telegram channel', () => {
     expect(h.logs.filter((l) => l.includes('cannot deliver')).length).toBeLessThanOrEqual(4);
   });
 
+  it('a listed person answers an approval card, which agents never may', async () => {
+    const approval = h.ask({ kind: 'approval', title: 'Start a session', questions: [{ text: 'Start a claude session?', options: ['Approve', 'Deny'], freeText: false }] });
+    await h.idle();
+    const [message] = cardMessages();
+    expect(message.text.startsWith('Approval needed: Start a session')).toBe(true);
+    expect(message.reply_markup.inline_keyboard.map(([b]: any[]) => b.text)).toEqual(['Approve', 'Deny']);
+    fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[1][0].callback_data);
+    await waitUntil(() => h.relay.get(approval.id).status === 'answered', 'the approval');
+    expect(h.relay.get(approval.id).answer).toEqual({ q1: { selected: ['Deny'] } });
+  });
+
+  it('drops a post Telegram refuses for good (a wrong chat) with a log line, and goes on', async () => {
+    await h.stop();
+    h = await startChannelHarness({
+      id: 'telegram',
+      make: telegramChannel,
+      config: { telegram: { token: TOKEN, chat: '-999', answerers: ['42'], apiRoot: fake.url } },
+    });
+    const card = h.ask(single);
+    await h.idle();
+    expect(h.store.channels.jobs('telegram')).toEqual([]);
+    expect(h.logs).toEqual([`telegram: gave up on the post of card ${card.id}: sendMessage: Bad Request: chat not found`]);
+    expect(h.relay.get(card.id).status).toBe('pending');
+  });
+
   it('keeps undelivered posts across a restart', async () => {
     fake.setDown('error');
     const card = h.ask(single);
