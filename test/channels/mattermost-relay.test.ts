@@ -1,0 +1,60 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { startMattermostApi, type MattermostFake } from '../fakes/mattermost-api.js';
+import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { waitUntil } from '../support/wait-until.js';
+
+// End to end: `askrelay serve` configured by the documented variables, a card made through
+// the HTTP API, its post in (fake) Mattermost, a click that Mattermost turns into a request to
+// the relay's public address, and the closing edit; then a thread reply by polling.
+
+const ALICE = 'alice5g7uqj8nfbyr3kx1mzwd9o';
+
+let fake: MattermostFake | undefined;
+let relay: TestRelay | undefined;
+
+afterEach(async () => {
+  await relay?.stop();
+  await fake?.close();
+  relay = fake = undefined;
+});
+
+describe('Mattermost through a running relay', () => {
+  it('posts a card made through the API, takes the click and edits the post', async () => {
+    fake = await startMattermostApi({ users: { [ALICE]: 'alice' } });
+    relay = await startTestRelay({
+      ASKRELAY_MATTERMOST_URL: fake.url,
+      ASKRELAY_MATTERMOST_TOKEN: fake.token,
+      ASKRELAY_MATTERMOST_CHANNEL: fake.channelId,
+      ASKRELAY_MATTERMOST_ANSWERERS: ALICE,
+      ASKRELAY_MATTERMOST_POLL: '100ms',
+    });
+    const res = await relay.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }] } });
+    expect(res.status).toBeLessThan(300);
+    const card = (await res.json()) as { id: string };
+
+    const post = await waitUntil(() => fake!.cardPosts()[0], 'the card post');
+    expect(post.post.props.attachments[0].actions[0].integration.url).toBe(`${relay.url}channels/mattermost/actions`);
+    const click = await fake.click({ post: post.post.id, user: ALICE, option: 0 });
+    expect(click).toEqual({ status: 200, integration: { status: 200, body: {} } });
+
+    expect(relay.relay.get(card.id)).toMatchObject({
+      status: 'answered',
+      answer: { [relay.relay.get(card.id).questions[0].id]: { selected: ['PostgreSQL'] } },
+      answeredBy: { kind: 'human', id: `mattermost:${ALICE}`, surface: 'mattermost' },
+    });
+    await waitUntil(() => post.history.length === 1, 'the closing edit');
+    expect(post.post.message).toBe('**Question**\n\nWhich database?\n\nAnswered: PostgreSQL');
+
+    // A text card, answered by a reply in its thread (read by polling on the real clock).
+    const colors = await relay.api('/api/cards', {
+      method: 'POST',
+      json: { questions: [{ text: 'Which colors?', options: ['Red', 'Green', 'Blue'], multiSelect: true }] },
+    });
+    const second = (await colors.json()) as { id: string };
+    const textPost = await waitUntil(() => fake!.cardPosts()[1], 'the second card post');
+    fake.reply({ user: ALICE, root: textPost.post.id, message: 'red, blue' });
+    await waitUntil(() => relay!.relay.get(second.id).status === 'answered', 'the reply taken');
+    expect(Object.values(relay.relay.get(second.id).answer!)).toEqual([{ selected: ['Red', 'Blue'] }]);
+    await waitUntil(() => fake!.cardPosts()[1].history.length === 1, 'the second closing edit');
+  });
+});
