@@ -54,8 +54,13 @@ export interface ChannelInbox {
   tap(action: InboundAction & { option: number }): InboundOutcome;
   /** Typed text, read with the plain-text reply parser. */
   reply(action: InboundAction & { text: string }): InboundOutcome;
-  /** Whether the user may answer at all (checked by tap and reply; for prompts like Telegram's Other…). */
+  /** Whether the user may answer at all (checked by tap and reply). */
   mayAnswer(user: string): boolean;
+  /**
+   * Before asking someone for typed text (Telegram's Other…, Discord's Reply… form):
+   * undefined when they may answer the open card; otherwise why not (a refusal is audited).
+   */
+  beforePrompt(action: InboundAction): Exclude<InboundOutcome, { kind: 'answered' | 'ignored' }> | undefined;
   /** The card a message of this channel belongs to (its card message or a prompt about it). */
   cardOfMessage(message: string): string | undefined;
   /** Remembers a further message about a card (Telegram's forced-reply prompt). */

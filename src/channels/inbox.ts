@@ -60,6 +60,11 @@ export class Inbox implements ChannelInbox {
     return this.act(user, cardId, 'answer', (who) => this.options.access.reply(who, cardId, text), text);
   }
 
+  beforePrompt({ user, cardId }: InboundAction): Exclude<InboundOutcome, { kind: 'answered' | 'ignored' }> | undefined {
+    const outcome = this.act(user, cardId, 'answer', (_who, card) => card);
+    return outcome.kind === 'answered' || outcome.kind === 'ignored' ? undefined : outcome;
+  }
+
   cardOfMessage(message: string): string | undefined {
     return this.options.store.cardOfMessage(this.options.channel, message);
   }

@@ -234,6 +234,8 @@ describe('discord channel', () => {
     // Eve's Reply… gets the same refusal instead of a modal, and a forged modal submit too.
     expect((await send(buttonPress(EVE, idOf(message, 'Reply…'), message))).body).toEqual(privately(NOT_AN_ANSWERER));
     expect((await send(modalSubmit(EVE, `askrelay:${card.id}:modal`, 'SQLite', message))).body).toEqual(privately(NOT_AN_ANSWERER));
+    // Every refusal is audited: the press, the Reply… and the forged submit.
+    expect(h.store.audit.list().filter((e) => e.event === 'card.refused')).toHaveLength(3);
     await h.idle();
     expect(h.relay.get(card.id).status).toBe('pending');
     expect(message.edits).toHaveLength(0);

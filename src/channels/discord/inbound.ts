@@ -4,8 +4,7 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { InteractionResponseType, InteractionType, MessageFlags, type APIInteractionResponse } from 'discord-api-types/v10';
 import { z } from 'zod';
 import type { ChannelInbox, InboundOutcome } from '../channel.js';
-import { clip, closedNotice } from '../card-text.js';
-import { NOT_AN_ANSWERER } from '../inbox.js';
+import { clip } from '../card-text.js';
 import { ANSWER_INPUT_ID, decodeComponentId, MESSAGE_CHARS, modalOf } from './message.js';
 
 // Discord's interactions endpoint (POST /channels/discord/interactions): Discord sends every
@@ -87,11 +86,9 @@ function respond(inbox: ChannelInbox, interaction: Interaction): APIInteractionR
   if (id.kind === 'option') return outcome(inbox.tap({ user, cardId: id.cardId, option: id.option }));
   if (id.kind === 'reply') {
     // Nobody gets a form they may not send, nor one for a question that is over.
-    if (!inbox.mayAnswer(user)) return privately(NOT_AN_ANSWERER);
-    const card = inbox.card(id.cardId);
-    if (!card) return outcome(inbox.reply({ user, cardId: id.cardId, text: '' }));
-    if (card.status !== 'pending') return privately(closedNotice(card));
-    return { type: InteractionResponseType.Modal, data: modalOf(card) };
+    const refused = inbox.beforePrompt({ user, cardId: id.cardId });
+    if (refused) return privately(refused.notice);
+    return { type: InteractionResponseType.Modal, data: modalOf(inbox.card(id.cardId)!) };
   }
   return privately('That button is not one of askrelay’s questions.');
 }

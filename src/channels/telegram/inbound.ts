@@ -90,9 +90,9 @@ export class TelegramUpdates {
     if (data.kind === 'option') return this.toast(query, this.inbox.tap({ user, cardId: data.cardId, option: data.option }));
 
     // Other…: ask for the text with a forced reply; the card stays open until the reply comes.
-    const card = this.inbox.card(data.cardId);
-    if (!this.inbox.mayAnswer(user)) return this.toast(query, this.inbox.tap({ user, cardId: data.cardId, option: -1 }));
-    if (!card || card.status !== 'pending') return this.toast(query, { kind: 'closed', notice: card ? `This question is ${card.status}.` : 'This question is no longer known.' });
+    const refused = this.inbox.beforePrompt({ user, cardId: data.cardId });
+    if (refused) return this.toast(query, refused);
+    const card = this.inbox.card(data.cardId)!;
     const { text, ...other } = otherPromptOf(card, query.from);
     const prompt = await call(() => this.api.sendMessage(this.chat, text, other));
     this.inbox.linkMessage({ chat: this.chat, message: String(prompt.message_id) }, card.id);
