@@ -1,0 +1,137 @@
+import type { Card } from '../../cards/model.js';
+import { clip, closedLine, heading, howToReply, questionTexts, takesButtons, type QuestionText } from '../card-text.js';
+
+// A card as a Slack message (Block Kit). Pure: no I/O.
+// One question with one choice gets Block Kit buttons; everything else is mrkdwn text with
+// numbered options, answered by replying in the message's thread. `text` is the fallback
+// Slack shows in notifications and where blocks cannot be drawn.
+
+/** Slack refuses a button whose text is longer than this. */
+export const BUTTON_TEXT_CHARS = 75;
+/** Slack refuses an actions block with more elements than this. */
+export const ACTIONS_PER_BLOCK = 25;
+/** Slack refuses a section's text longer than this. */
+export const SECTION_TEXT_CHARS = 3000;
+/** Slack refuses a header block's text longer than this. */
+export const HEADER_TEXT_CHARS = 150;
+/** The fallback text; Slack advises staying under 4,000 characters. */
+export const FALLBACK_TEXT_CHARS = 3000;
+
+export const ACTION_PREFIX = 'askrelay_opt_';
+
+export interface PlainText {
+  type: 'plain_text';
+  text: string;
+  emoji: true;
+}
+export interface Mrkdwn {
+  type: 'mrkdwn';
+  text: string;
+}
+export interface SlackButton {
+  type: 'button';
+  text: PlainText;
+  action_id: string;
+  value: string;
+}
+export type SlackBlock =
+  | { type: 'header'; text: PlainText }
+  | { type: 'section'; text: PlainText | Mrkdwn }
+  | { type: 'actions'; elements: SlackButton[] }
+  | { type: 'context'; elements: (PlainText | Mrkdwn)[] };
+
+/** What chat.postMessage and chat.update get besides the channel (and ts). */
+export interface SlackMessage {
+  text: string;
+  blocks: SlackBlock[];
+}
+
+/** A button's value: which card, which option (0-based). */
+export function encodeValue(cardId: string, option: number): string {
+  return `${cardId}:${option}`;
+}
+
+/** The card and option a tapped button stands for; undefined for anything not ours. */
+export function decodeAction(action: { action_id: string; value?: string }): { cardId: string; option: number } | undefined {
+  if (!action.action_id.startsWith(ACTION_PREFIX) || !action.value) return undefined;
+  const match = /^([\w-]+):(\d{1,3})$/.exec(action.value);
+  return match ? { cardId: match[1], option: Number(match[2]) } : undefined;
+}
+
+/** Slack's mrkdwn needs only these three escaped; escaping also keeps `<!channel>` from pinging anyone. */
+export const escapeMrkdwn = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** The card as posted. */
+export function postOf(card: Card): SlackMessage {
+  const buttons = takesButtons(card);
+  const blocks: SlackBlock[] = [headerOf(card)];
+  for (const q of questionTexts(card)) blocks.push(section(questionBody(q, buttons ? 'buttons' : 'text')));
+  if (buttons) blocks.push(...actionsOf(card));
+  blocks.push({ type: 'context', elements: [mrkdwn(howToReply(card, 'Reply in this thread'))] });
+  return { text: fallbackOf(card), blocks };
+}
+
+/** The card's message once it closed: the question stays, the buttons go, the outcome is added. */
+export function closedOf(card: Card): SlackMessage {
+  const line = closedLine(card);
+  const blocks: SlackBlock[] = [headerOf(card)];
+  for (const q of questionTexts(card)) blocks.push(section(questionBody(q, 'closed')));
+  blocks.push(section(`*${escapeMrkdwn(line)}*`));
+  return { text: clipMrkdwn(escapeMrkdwn(`${line}\n${fallbackLine(card)}`), FALLBACK_TEXT_CHARS), blocks };
+}
+
+function headerOf(card: Card): SlackBlock {
+  return { type: 'header', text: plain(clip(heading(card), HEADER_TEXT_CHARS)) };
+}
+
+/**
+ * One question: its number and header when there are several, its text, and its options —
+ * numbered when answered in text; with buttons only those whose description or cut label
+ * needs a place; none once closed.
+ */
+function questionBody(q: QuestionText, mode: 'buttons' | 'text' | 'closed'): string {
+  const hint = q.hint && mode !== 'closed' ? ` _(${q.hint})_` : '';
+  const text = `${escapeMrkdwn(q.text)}${hint}`;
+  // "*1. Header*" above the text, or just "*1.*" before it.
+  const lines = q.header ? [`*${q.number}. ${escapeMrkdwn(q.header)}*`, text] : [q.number ? `*${q.number}.* ${text}` : text];
+  if (mode === 'closed') return lines.join('\n');
+  for (const o of q.options) {
+    const description = o.description ? ` — ${escapeMrkdwn(o.description)}` : '';
+    if (mode === 'buttons' && !description && [...o.label].length <= BUTTON_TEXT_CHARS) continue;
+    lines.push(`${mode === 'buttons' ? '•' : `*${o.n}.*`} ${escapeMrkdwn(o.label)}${description}`);
+  }
+  return lines.join('\n');
+}
+
+/** One button per option, at most 25 to an actions block. */
+function actionsOf(card: Card): SlackBlock[] {
+  const buttons: SlackButton[] = card.questions[0].options.map((o, option) => ({
+    type: 'button',
+    text: plain(clip(o.label, BUTTON_TEXT_CHARS)),
+    action_id: `${ACTION_PREFIX}${option}`,
+    value: encodeValue(card.id, option),
+  }));
+  const blocks: SlackBlock[] = [];
+  for (let i = 0; i < buttons.length; i += ACTIONS_PER_BLOCK) blocks.push({ type: 'actions', elements: buttons.slice(i, i + ACTIONS_PER_BLOCK) });
+  return blocks;
+}
+
+/** What a notification shows: the heading and the (first) question. */
+function fallbackOf(card: Card): string {
+  return clipMrkdwn(escapeMrkdwn(fallbackLine(card)), FALLBACK_TEXT_CHARS);
+}
+
+function fallbackLine(card: Card): string {
+  const more = card.questions.length > 1 ? ` (+${card.questions.length - 1} more)` : '';
+  return `${heading(card)}\n${card.questions[0]?.text ?? ''}${more}`;
+}
+
+const plain = (text: string): PlainText => ({ type: 'plain_text', text, emoji: true });
+const mrkdwn = (text: string): Mrkdwn => ({ type: 'mrkdwn', text: clipMrkdwn(escapeMrkdwn(text), SECTION_TEXT_CHARS) });
+const section = (text: string): SlackBlock => ({ type: 'section', text: { type: 'mrkdwn', text: clipMrkdwn(text, SECTION_TEXT_CHARS) } });
+
+/** Cuts escaped mrkdwn without leaving half an entity (`&am…`) behind. */
+function clipMrkdwn(text: string, max: number): string {
+  const cut = clip(text, max);
+  return cut === text ? text : cut.replace(/&[a-z]{0,3}…$/, '…');
+}
