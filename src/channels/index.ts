@@ -1,6 +1,7 @@
 import type { ChannelFactory, ChannelId } from './channel.js';
 import { discordChannel } from './discord/index.js';
 import { mattermostChannel } from './mattermost/index.js';
+import { slackChannel } from './slack/index.js';
 import { telegramChannel } from './telegram/index.js';
 
 // Every chat channel the relay can post to, by id; the configuration decides which are on.
@@ -9,4 +10,5 @@ export const CHANNELS: Partial<Record<ChannelId, ChannelFactory>> = {
   telegram: telegramChannel,
   discord: discordChannel,
   mattermost: mattermostChannel,
+  slack: slackChannel,
 };
