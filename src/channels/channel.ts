@@ -65,6 +65,9 @@ export interface ChannelInbox {
   cardOfMessage(message: string): string | undefined;
   /** Remembers a further message about a card (Telegram's forced-reply prompt). */
   linkMessage(ref: MessageRef, cardId: string): void;
+  /** A bookmark the channel keeps across restarts (how far it read the chat). */
+  recall(key: string): string | undefined;
+  remember(key: string, value: string): void;
   /** The card as it stands (undefined when unknown). */
   card(cardId: string): Card | undefined;
   /** One line to the relay's log (failed polls and the like). */

@@ -73,6 +73,14 @@ export class Inbox implements ChannelInbox {
     this.options.store.link(this.options.channel, ref, cardId);
   }
 
+  recall(key: string): string | undefined {
+    return this.options.store.recall(this.options.channel, key);
+  }
+
+  remember(key: string, value: string): void {
+    this.options.store.remember(this.options.channel, key, value);
+  }
+
   card(cardId: string): Card | undefined {
     return this.options.access.relay.find(cardId);
   }

@@ -27,6 +27,12 @@ CREATE TABLE IF NOT EXISTS channel_messages (
   PRIMARY KEY (channel, message)
 );
 CREATE INDEX IF NOT EXISTS channel_messages_card ON channel_messages (channel, card_id, role);
+CREATE TABLE IF NOT EXISTS channel_state (
+  channel  TEXT NOT NULL,
+  key      TEXT NOT NULL,
+  value    TEXT NOT NULL,
+  PRIMARY KEY (channel, key)
+);
 `;
 
 export type OutboxAction = 'post' | 'close';
@@ -80,6 +86,11 @@ export class ChannelStore {
         `SELECT chat, message, closed FROM channel_messages WHERE channel = ? AND card_id = ? AND role = 'card'`,
       ),
       markClosed: db.prepare(`UPDATE channel_messages SET closed = 1 WHERE channel = ? AND card_id = ? AND role = 'card'`),
+      recall: db.prepare('SELECT value FROM channel_state WHERE channel = ? AND key = ?').pluck(),
+      remember: db.prepare(
+        `INSERT INTO channel_state (channel, key, value) VALUES (?, ?, ?)
+         ON CONFLICT (channel, key) DO UPDATE SET value = excluded.value`,
+      ),
       openCards: db.prepare(`SELECT card_id FROM channel_messages WHERE channel = ? AND role = 'card' AND closed = 0`).pluck(),
     };
     this.seq = this.stmt.maxSeq.get() as number;
@@ -135,6 +146,15 @@ export class ChannelStore {
   messageOf(channel: string, cardId: string): CardMessage | undefined {
     const row = this.stmt.messageOf.get(channel, cardId) as { chat: string; message: string; closed: number } | undefined;
     return row && { chat: row.chat, message: row.message, closed: row.closed === 1 };
+  }
+
+  /** A channel's own bookmark (how far it read a chat), kept across restarts. */
+  recall(channel: string, key: string): string | undefined {
+    return (this.stmt.recall.get(channel, key) as string | undefined) ?? undefined;
+  }
+
+  remember(channel: string, key: string, value: string): void {
+    this.stmt.remember.run(channel, key, value);
   }
 
   /** Cards whose message still shows them open. */

@@ -36,11 +36,12 @@ afterEach(async () => {
   await fake.close();
 });
 
-function start(): Promise<ChannelHarness> {
+function start(dataDir?: string): Promise<ChannelHarness> {
   return startChannelHarness({
     id: 'mattermost',
     make: mattermostChannel,
     clock,
+    ...(dataDir ? { dataDir } : {}),
     config: { mattermost: { token: fake.token, url: fake.url, channel: fake.channelId, answerers: [ALICE], pollMs: POLL_MS } },
   });
 }
@@ -280,6 +281,23 @@ describe('Mattermost channel', () => {
     expect(fake.cardPosts()).toHaveLength(1);
     expect(edits(post).history).toHaveLength(1);
     expect(edits(post).post.message.endsWith('Answered: SQLite')).toBe(true);
+  });
+
+  it('a thread reply written while the relay was stopped answers after the restart, once', async () => {
+    const { card, post } = await askAndPost(colors);
+    const answered = await askAndPost(database);
+    fake.reply({ user: ALICE, root: answered.post.post.id, message: '2' });
+    await poll();
+    await waitUntil(() => h.relay.get(answered.card.id).status === 'answered', 'the first answer');
+    await h.stop(true);
+    fake.reply({ user: ALICE, root: post.post.id, message: 'Red, Blue' });
+    clock.advance(60_000);
+    h = await start(h.dataDir);
+    await poll();
+    await waitUntil(() => h.relay.get(card.id).status === 'answered', 'the reply made while stopped');
+    expect(h.relay.get(card.id).answer).toEqual({ colors: { selected: ['Red', 'Blue'] } });
+    // The reply read before the restart is not read again (no "Already answered" notice for it).
+    expect(fake.requests.filter((r) => r.path.endsWith('/posts/ephemeral'))).toHaveLength(0);
   });
 
   it('keeps an outbox job across a restart', async () => {

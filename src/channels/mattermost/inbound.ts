@@ -26,6 +26,9 @@ const ActionRequestSchema = z
 
 const ContextSchema = z.object({ cardId: z.string().min(1), option: z.number().int().min(0), sig: z.string() });
 
+/** The bookmark: the newest create_at taken and the posts taken at that millisecond. */
+const CURSOR_KEY = 'replies-cursor';
+
 const error = (code: string, message: string) => ({ error: { code, message } });
 
 export function actionRoutes(inbox: ChannelInbox, secret: string): Hono {
@@ -66,8 +69,12 @@ export class ThreadReplies {
   ) {}
 
   start(): void {
-    // Replies from before the relay started were seen by nobody waiting; they are not answers now.
-    this.cursor = this.context.clock.now();
+    // Where the last run stopped reading, so a reply written while the relay was down still
+    // answers; on the very first start, from now (older replies answered nothing of ours).
+    const saved = this.inbox.recall(CURSOR_KEY);
+    const bookmark = saved ? (JSON.parse(saved) as { cursor: number; atCursor: string[] }) : undefined;
+    this.cursor = bookmark?.cursor ?? this.context.clock.now();
+    this.atCursor = new Set(bookmark?.atCursor ?? []);
     this.arm();
     void this.tick();
   }
@@ -127,6 +134,8 @@ export class ThreadReplies {
       } catch (err) {
         this.context.log(`reply ${post.id}: ${(err as Error).message}`);
       }
+      if (this.stopped) return;
+      this.inbox.remember(CURSOR_KEY, JSON.stringify({ cursor: this.cursor, atCursor: [...this.atCursor] }));
     }
   }
 
