@@ -1,28 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeQuestions } from '../../src/cards/draft.js';
-import type { Card, QuestionInput } from '../../src/cards/model.js';
 import { closedOf, decodeComponentId, encodeComponentId, modalOf, postOf } from '../../src/channels/discord/message.js';
+import { cardOf as card } from '../support/card-fixture.js';
 
 // Golden: exactly what the relay sends Discord for each kind of card.
-
-function card(questions: QuestionInput[], extra: Partial<Card> = {}): Card {
-  return {
-    id: 'c_0123456789abcdef',
-    sessionId: null,
-    provider: 'api',
-    tool: 'cards',
-    origin: 'relay',
-    kind: 'question',
-    layout: 'steps',
-    questions: normalizeQuestions(questions, extra.layout ?? 'steps'),
-    selectSeveral: false,
-    relayMode: 'autopilot',
-    status: 'pending',
-    createdAt: '2026-11-30T12:00:00.000Z',
-    expiresAt: '2026-11-30T20:00:00.000Z',
-    ...extra,
-  };
-}
 
 const none = { parse: [] };
 const button = (label: string, tail: string | number, style = 1) => ({ type: 2, style, label, custom_id: `askrelay:c_0123456789abcdef:${tail}` });

@@ -12,6 +12,7 @@ import {
   signOption,
   verifyOption,
 } from '../../src/channels/mattermost/message.js';
+import { cardOf } from '../support/card-fixture.js';
 
 // Golden payloads: exactly what askrelay sends Mattermost for each kind of card.
 
@@ -24,24 +25,8 @@ function question(fields: Partial<Question> & Pick<Question, 'text'>): Question 
   return { id: 'q1', options: [], multiSelect: false, freeText: true, ...fields };
 }
 
-function card(questions: Question[], fields: Partial<Card> = {}): Card {
-  return {
-    id: 'c_0123456789abcdef',
-    sessionId: null,
-    provider: 'api',
-    tool: 'cards',
-    origin: 'relay',
-    kind: 'question',
-    layout: 'steps',
-    questions,
-    selectSeveral: false,
-    relayMode: 'autopilot',
-    status: 'pending',
-    createdAt: '2026-11-30T12:00:00.000Z',
-    expiresAt: '2026-11-30T13:00:00.000Z',
-    ...fields,
-  };
-}
+/** Questions given exactly (no normalizing), on the shared test card. */
+const card = (questions: Question[], fields: Partial<Card> = {}): Card => ({ ...cardOf([{ text: '-' }], fields), questions });
 
 const database = card([
   question({ header: 'Database', text: 'Which database?', options: [{ label: 'PostgreSQL', description: 'The usual choice' }, { label: 'SQLite' }] }),

@@ -1,29 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeQuestions } from '../../src/cards/draft.js';
-import type { Card, QuestionInput } from '../../src/cards/model.js';
 import { closedOf, decodeAction, encodeValue, postOf } from '../../src/channels/slack/message.js';
+import { cardOf as card } from '../support/card-fixture.js';
 
 // Golden: exactly what the relay sends Slack (chat.postMessage / chat.update, less the
 // channel and ts) for each kind of card.
-
-function card(questions: QuestionInput[], extra: Partial<Card> = {}): Card {
-  return {
-    id: 'c_0123456789abcdef',
-    sessionId: null,
-    provider: 'api',
-    tool: 'cards',
-    origin: 'relay',
-    kind: 'question',
-    layout: 'steps',
-    questions: normalizeQuestions(questions, extra.layout ?? 'steps'),
-    selectSeveral: false,
-    relayMode: 'autopilot',
-    status: 'pending',
-    createdAt: '2026-11-30T12:00:00.000Z',
-    expiresAt: '2026-11-30T20:00:00.000Z',
-    ...extra,
-  };
-}
 
 const plain = (text: string) => ({ type: 'plain_text', text, emoji: true });
 const mrkdwn = (text: string) => ({ type: 'mrkdwn', text });

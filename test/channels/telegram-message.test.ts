@@ -1,29 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { Card } from '../../src/cards/model.js';
-import { normalizeQuestions } from '../../src/cards/draft.js';
-import type { QuestionInput } from '../../src/cards/model.js';
 import { closedOf, decodeCallback, encodeCallback, otherPromptOf, postOf } from '../../src/channels/telegram/message.js';
+import { cardOf as card } from '../support/card-fixture.js';
 
 // Golden: exactly what the relay sends Telegram for each kind of card.
-
-function card(questions: QuestionInput[], extra: Partial<Card> = {}): Card {
-  return {
-    id: 'c_0123456789abcdef',
-    sessionId: null,
-    provider: 'api',
-    tool: 'cards',
-    origin: 'relay',
-    kind: 'question',
-    layout: 'steps',
-    questions: normalizeQuestions(questions, extra.layout ?? 'steps'),
-    selectSeveral: false,
-    relayMode: 'autopilot',
-    status: 'pending',
-    createdAt: '2026-11-30T12:00:00.000Z',
-    expiresAt: '2026-11-30T20:00:00.000Z',
-    ...extra,
-  };
-}
 
 const database = card([{ header: 'Database', text: 'Which database?', options: [{ label: 'PostgreSQL (Recommended)', description: 'Scales' }, 'SQLite'] }]);
 
