@@ -176,7 +176,9 @@ async function bare(): Promise<void> {
 async function relay(dataDir: string): Promise<void> {
   // Diagnosis only: the push sender logs every push it drops or gives up on (console.warn).
   if (process.env.BENCH_PUSH_SILENT) console.warn = () => {};
-  const config = serveConfig({ port: '0', data: dataDir }, { ASKRELAY_TOKEN: 'bench' });
+  // BENCH_RELAY_ENV: more settings for this relay as JSON (the channel benchmark's chat platforms).
+  const extra = JSON.parse(process.env.BENCH_RELAY_ENV ?? '{}') as Record<string, string>;
+  const config = serveConfig({ port: '0', data: dataDir }, { ASKRELAY_TOKEN: 'bench', ...extra });
   let running: RunningRelay = await startRelay(config);
   let serial = 0;
   send({ ok: true, url: running.url, token: running.token });

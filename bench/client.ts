@@ -146,9 +146,10 @@ export class Child {
     readonly token: string,
   ) {}
 
-  static async start(args: string[], extraExecArgv: string[] = []): Promise<Child> {
+  static async start(args: string[], extraExecArgv: string[] = [], env: Record<string, string> = {}): Promise<Child> {
     const proc = fork(fileURLToPath(new URL('./child.ts', import.meta.url)), args, {
       execArgv: ['--expose-gc', '--import', 'tsx', ...extraExecArgv],
+      env: { ...process.env, ...env },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     const first = await nextReply(proc);

@@ -10,6 +10,7 @@
 //   BENCH_PUSH_ROUNDS=2    rounds of (none, hanging, failing) blocks; each block ITER / rounds samples
 //                          (failing blocks a tenth of that)
 //   BENCH_PUSH_SILENT=1    diagnosis: the relay processes drop console.warn (the push sender's log lines)
+//   BENCH_CHANNELS=0       skip the chat channel table (4 channels on a platform that hangs)
 
 import { createECDH, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -19,6 +20,7 @@ import { performance } from 'node:perf_hooks';
 import { Child, SseClient, agent, request, stats, type SseEvent, type Stats } from './client.js';
 import type { Memory } from './child.js';
 import { BENCH_ANSWER, benchDraft } from './draft.js';
+import { channelLatencies, channelTable } from './channel-bench.js';
 
 const ITER = Number(process.env.BENCH_ITER ?? 1000);
 const BASELINE_ITER = 2 * ITER;
@@ -398,6 +400,7 @@ async function main() {
   }
   log(`relay with ${PUSH_SUBS} Web Push subscriptions on a hanging / failing push service…`);
   const push = await pushLatencies();
+  const channels = process.env.BENCH_CHANNELS === '0' ? undefined : (log('relay with 4 chat channels on a platform that hangs…'), await channelLatencies(cycle, ITER, WARMUP, PUSH_ROUNDS));
   agent.destroy();
 
   const limit = TARGET.latencyFactor * base.get.p50;
@@ -457,8 +460,9 @@ async function main() {
   if (rows2.length > 1) console.log(`\n${table(rows2)}`);
   console.log();
   console.log(table(pushTable(push)));
+  if (channels) console.log(`\n${table(channelTable(channels, TARGET.pushFactor, ms, yes))}`);
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
-  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems, push }));
+  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems, push, channels }));
 }
 
 main().catch((err) => {
