@@ -43,13 +43,12 @@ export class Outbox {
     return this.options.channel.id;
   }
 
-  /** Queues what a card event asks of this channel and starts delivering. */
+  /** Queues what a card event asks of this channel; deliver() then sends it. */
   onCard(card: Card): void {
     if (!(this.options.routes?.(card) ?? true)) return;
     const now = this.options.clock.now();
     if (card.status === 'pending') this.options.store.enqueue(this.id, card.id, 'post', now);
     else if (this.options.store.messageOf(this.id, card.id)?.closed !== true) this.options.store.enqueue(this.id, card.id, 'close', now);
-    this.kick();
   }
 
   /**
@@ -66,7 +65,7 @@ export class Outbox {
     for (const cardId of this.options.store.openCards(this.id)) {
       if (this.options.relay.find(cardId)?.status !== 'pending') this.options.store.enqueue(this.id, cardId, 'close', now);
     }
-    this.kick();
+    this.deliver();
   }
 
   /**
@@ -93,7 +92,7 @@ export class Outbox {
   }
 
   /** Runs due jobs one by one; arms a timer for the next one that is not due yet. */
-  private kick(): void {
+  deliver(): void {
     if (this.running || this.stopped) return;
     this.options.clock.clearTimer(this.timer);
     const job = this.options.store.next(this.id);
@@ -101,13 +100,13 @@ export class Outbox {
     const dueAt = Math.max(job.dueAt, this.pausedUntil);
     const now = this.options.clock.now();
     if (dueAt > now) {
-      this.timer = this.options.clock.setTimer(() => this.kick(), dueAt - now);
+      this.timer = this.options.clock.setTimer(() => this.deliver(), dueAt - now);
       return this.settle();
     }
     this.running = true;
     this.inFlight = this.run(job).finally(() => {
       this.running = false;
-      this.kick();
+      this.deliver();
     });
   }
 

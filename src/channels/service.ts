@@ -105,13 +105,33 @@ export class Channels {
     return `${where}, ${who}${route}`;
   }
 
-  /** Listens to card events (call before the relay recovers, so cards expired while down are closed). */
+  /**
+   * Listens to card events (call before the relay recovers, so cards expired while down are
+   * closed). The outbox rows are written once per event-loop turn, in one transaction, after
+   * the event: creating and answering a card does not wait for them. A crash in that turn is
+   * caught up at the next start (recover() posts and closes what the store says is missing).
+   */
   listen(): void {
+    if (!this.running.length) return;
     this.unsubscribe = this.options.access.relay.events.subscribe((name, data) => {
       if (name === 'session.updated') return;
-      for (const { outbox } of this.running) outbox.onCard(data as Card);
+      this.noted.push(data as Card);
+      this.flushing ??= setImmediate(() => this.flush());
     });
   }
+
+  private noted: Card[] = [];
+  private flushing: NodeJS.Immediate | undefined;
+
+  private flush(): void {
+    if (this.flushing) clearImmediate(this.flushing);
+    this.flushing = undefined;
+    const cards = this.noted.splice(0);
+    if (cards.length) this.options.store.batch(() => cards.forEach((card) => this.running.forEach(({ outbox }) => outbox.onCard(card))));
+    if (!this.stopped) this.running.forEach(({ outbox }) => outbox.deliver());
+  }
+
+  private stopped = false;
 
   /** Catches up with what happened while the relay was down, and starts receiving. */
   start(): void {
@@ -134,12 +154,16 @@ export class Channels {
 
   /** Resolves when every outbox has nothing due (tests). */
   async idle(): Promise<void> {
+    if (this.flushing) await new Promise((resolve) => setImmediate(resolve));
     await Promise.all(this.running.map((r) => r.outbox.idle()));
   }
 
   /** Stops receiving and delivering; posts in flight get a moment to record their result. */
   async stop(): Promise<void> {
     this.unsubscribe();
+    // What the last turn's events asked for is written before the store closes.
+    this.stopped = true;
+    this.flush();
     for (const { channel } of this.running) channel.stop();
     await Promise.all(this.running.map(({ outbox }) => outbox.stop()));
   }

@@ -96,6 +96,11 @@ export class ChannelStore {
     this.seq = this.stmt.maxSeq.get() as number;
   }
 
+  /** Runs `work` in one transaction (one commit for a batch of enqueues). */
+  batch(work: () => void): void {
+    this.db.transaction(work)();
+  }
+
   /** Queues a job unless the same one is queued already (a restart re-queues safely). */
   enqueue(channel: string, cardId: string, action: OutboxAction, dueAt: number): void {
     this.stmt.add.run(channel, cardId, action, dueAt, ++this.seq);

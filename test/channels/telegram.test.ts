@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { join } from 'node:path';
 import { NOT_AN_ANSWERER } from '../../src/channels/inbox.js';
+import { Relay } from '../../src/relay/relay.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { telegramChannel } from '../../src/channels/telegram/index.js';
 import { startChannelHarness, type ChannelHarness } from '../support/channel-harness.js';
 import { runCli } from '../support/cli.js';
@@ -218,6 +221,17 @@ describe('telegram channel', () => {
     expect(h.store.channels.jobs('telegram')).toEqual([]);
     expect(h.logs).toEqual([`telegram: gave up on the post of card ${card.id}: sendMessage: Bad Request: chat not found`]);
     expect(h.relay.get(card.id).status).toBe('pending');
+  });
+
+  it('posts at start the open cards it never showed (a channel switched on later, or a crash before the outbox row)', async () => {
+    await h.stop(true);
+    const store = new SqliteStore(join(h.dataDir, 'askrelay.sqlite'));
+    const card = new Relay({ store, waits: { default: 3_600_000, extension: 3_600_000 } }).create(single);
+    store.close();
+    h = await start(h.dataDir);
+    await h.idle();
+    expect(cardMessages()).toHaveLength(1);
+    expect(h.store.channels.messageOf('telegram', card.id)).toBeDefined();
   });
 
   it('keeps undelivered posts across a restart', async () => {
