@@ -7,7 +7,10 @@ const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000,
 /** "8h", "90m", "2s", "500ms", "1h30m" or a bare number of seconds → milliseconds. */
 export function parseDuration(text: string): number {
   const trimmed = text.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) return Math.round(Number(trimmed) * 1000);
+  if (/^\d+(\.\d+)?$/.test(trimmed)) {
+    if (Number(trimmed) <= 0) throw new Error(`"${text}" is not a positive duration.`);
+    return Math.round(Number(trimmed) * 1000);
+  }
   const parts = [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
   if (!parts.length || parts.map((p) => p[0]).join('') !== trimmed) {
     throw new Error(`"${text}" is not a duration; write it like 8h, 90m, 2s, 500ms or 1h30m.`);

@@ -76,7 +76,8 @@ export function channelsConfig(env: NodeJS.ProcessEnv, dataDir: string): Channel
   }
   for (const [id, fields] of Object.entries(VARIABLES) as [ChannelId, Record<string, string>][]) {
     const prefix = `ASKRELAY_${id.toUpperCase()}_`;
-    if (!env[`${prefix}TOKEN`]?.trim()) continue;
+    // A channel's variables apply when they switch it on (its token) or refine the file's section.
+    if (!env[`${prefix}TOKEN`]?.trim() && raw[id] === undefined) continue;
     const section = { ...((raw[id] as Record<string, unknown> | undefined) ?? {}) };
     for (const [field, suffix] of Object.entries(fields)) {
       const value = env[prefix + suffix]?.trim();
@@ -119,7 +120,7 @@ function describe(error: z.ZodError): string {
       const [id, field] = issue.path.map(String);
       const suffix = id && field ? VARIABLES[id as ChannelId]?.[field] : undefined;
       const variable = suffix ? ` (ASKRELAY_${id.toUpperCase()}_${suffix})` : '';
-      const message = issue.code === 'invalid_type' && issue.input === undefined ? 'required' : issue.message;
+      const message = issue.code === 'invalid_type' && /received undefined/.test(issue.message) ? 'required' : issue.message;
       return `${issue.path.join('.') || 'file'}: ${message}${variable}`;
     })
     .join('; ');

@@ -167,7 +167,9 @@ export class Outbox {
     const what = `${job.action} of card ${job.cardId}`;
     const error = err instanceof ChannelSendError ? err : new ChannelSendError('unavailable', (err as Error)?.message ?? String(err));
     if (error.kind === 'rejected') {
-      this.options.store.done(job);
+      // A closing edit refused for good (the message was deleted) is not tried at every start.
+      if (job.action === 'close') this.options.store.closed(this.id, job.cardId);
+      else this.options.store.done(job);
       this.log(`gave up on the ${what}: ${error.message}`);
       return;
     }

@@ -128,13 +128,16 @@ export class Channels {
     this.flushing = undefined;
     const cards = this.noted.splice(0);
     if (cards.length) this.options.store.batch(() => cards.forEach((card) => this.running.forEach(({ outbox }) => outbox.onCard(card))));
-    if (!this.stopped) this.running.forEach(({ outbox }) => outbox.deliver());
+    if (this.started && !this.stopped) this.running.forEach(({ outbox }) => outbox.deliver());
   }
 
+  /** Delivery waits for start(): the relay listens by then, so callback URLs (Mattermost's buttons) are known. */
+  private started = false;
   private stopped = false;
 
   /** Catches up with what happened while the relay was down, and starts receiving. */
   start(): void {
+    this.started = true;
     const pending = this.options.access.relay.list({ status: 'pending' });
     for (const { channel, inbox, outbox } of this.running) {
       outbox.recover(pending);

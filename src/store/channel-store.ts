@@ -16,7 +16,7 @@ CREATE TABLE IF NOT EXISTS channel_outbox (
   seq       INTEGER NOT NULL,
   PRIMARY KEY (channel, card_id, action)
 );
-CREATE INDEX IF NOT EXISTS channel_outbox_due ON channel_outbox (channel, due_at, seq);
+CREATE INDEX IF NOT EXISTS channel_outbox_order ON channel_outbox (channel, seq);
 CREATE TABLE IF NOT EXISTS channel_messages (
   channel  TEXT NOT NULL,
   message  TEXT NOT NULL,
@@ -65,11 +65,11 @@ export class ChannelStore {
       ),
       next: db.prepare(
         `SELECT channel, card_id AS cardId, action, due_at AS dueAt, attempts, last_error AS lastError
-         FROM channel_outbox WHERE channel = ? ORDER BY due_at, seq LIMIT 1`,
+         FROM channel_outbox WHERE channel = ? ORDER BY seq LIMIT 1`,
       ),
       all: db.prepare(
         `SELECT channel, card_id AS cardId, action, due_at AS dueAt, attempts, last_error AS lastError
-         FROM channel_outbox WHERE channel = ? ORDER BY due_at, seq`,
+         FROM channel_outbox WHERE channel = ? ORDER BY seq`,
       ),
       done: db.prepare('DELETE FROM channel_outbox WHERE channel = ? AND card_id = ? AND action = ?'),
       retry: db.prepare(
@@ -106,7 +106,10 @@ export class ChannelStore {
     this.stmt.add.run(channel, cardId, action, dueAt, ++this.seq);
   }
 
-  /** The channel's job due first (posts before the edits of the same moment, in order queued). */
+  /**
+   * The channel's oldest job: jobs go out in the order queued, and one that failed holds the
+   * ones behind it until its retry (an outage or a rate limit is the whole channel's).
+   */
   next(channel: string): OutboxJob | undefined {
     return this.stmt.next.get(channel) as OutboxJob | undefined;
   }

@@ -59,6 +59,13 @@ describe('channel configuration', () => {
     expect(channelsConfig({ ASKRELAY_TELEGRAM_TOKEN: 'from-env' }, dir).telegram).toEqual({ token: 'from-env', chat: '-5', answerers: ['1'] });
   });
 
+  it('a variable refines a channel set in the file, without its token', () => {
+    writeFileSync(join(dir, 'channels.json'), JSON.stringify({ telegram: { token: 'from-file', chat: '-5', answerers: ['*'] } }));
+    expect(channelsConfig({ ASKRELAY_TELEGRAM_ANSWERERS: '42' }, dir).telegram).toEqual({ token: 'from-file', chat: '-5', answerers: ['42'] });
+    // Variables of a channel that is in neither place switch nothing on.
+    expect(enabledChannels(channelsConfig({ ASKRELAY_SLACK_CHANNEL: 'C1' }, dir))).toEqual(['telegram']);
+  });
+
   it('reads the file ASKRELAY_CHANNELS names', () => {
     const file = join(dir, 'elsewhere.json');
     writeFileSync(file, JSON.stringify({ slack: { token: 'x', channel: 'C1', answerers: ['U1'], signingSecret: 's' } }));
@@ -72,6 +79,7 @@ describe('channel configuration', () => {
     [{ ASKRELAY_DISCORD_TOKEN: 'x', ASKRELAY_DISCORD_CHANNEL: '1', ASKRELAY_DISCORD_ANSWERERS: '*', ASKRELAY_DISCORD_PUBLIC_KEY: 'nothex' }, 'discord.publicKey: the application public key: 64 hex digits (ASKRELAY_DISCORD_PUBLIC_KEY)'],
     [{ ASKRELAY_SLACK_TOKEN: 'x', ASKRELAY_SLACK_CHANNEL: 'C', ASKRELAY_SLACK_ANSWERERS: 'U' }, 'slack.signingSecret: required (ASKRELAY_SLACK_SIGNING_SECRET)'],
     [{ ...telegramVars, ASKRELAY_CHANNEL_BACKOFF: 'soon' }, 'channels: backoff: "soon" is not a duration'],
+    [{ ...telegramVars, ASKRELAY_CHANNEL_BACKOFF: '0' }, 'channels: backoff: "0" is not a positive duration.'],
     [{ ASKRELAY_CHANNELS: '/no/such/file.json' }, 'ASKRELAY_CHANNELS (/no/such/file.json): no such file.'],
   ])('says which setting is wrong: %j', (env, message) => {
     expect(() => channelsConfig(env as NodeJS.ProcessEnv, dir)).toThrow(message);
@@ -82,6 +90,8 @@ describe('channel configuration', () => {
     expect(() => channelsConfig({}, dir)).toThrow(/channels\.json: not valid JSON/);
     writeFileSync(join(dir, 'channels.json'), JSON.stringify({ telegram: { token: 'x', chat: '1', answerers: ['1'], chatId: '2' } }));
     expect(() => channelsConfig({}, dir)).toThrow(/telegram: Unrecognized key: "chatId"/);
+    writeFileSync(join(dir, 'channels.json'), JSON.stringify({ telegram: { token: 'x', chat: '1', answerers: '42' } }));
+    expect(() => channelsConfig({}, dir)).toThrow('channels: telegram.answerers: Invalid input: expected array, received string');
   });
 
   it('askrelay serve stops with the sentence and exit code 1 on a bad channel setting', async () => {

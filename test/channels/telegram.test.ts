@@ -50,6 +50,8 @@ describe('telegram channel', () => {
     const [message] = cardMessages();
     expect(message.chat.id).toBe(CHAT);
     expect(message.reply_markup.inline_keyboard.map(([b]: any[]) => b.text)).toEqual(['PostgreSQL', 'SQLite', 'Other…']);
+    // Message ids count per chat: the chat is part of the key.
+    expect(h.store.channels.messageOf('telegram', card.id)).toEqual({ chat: String(CHAT), message: `${CHAT}/${message.message_id}`, closed: false });
 
     fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[0][0].callback_data);
     const answered = await waitUntil(() => h.relay.get(card.id).status === 'answered' && h.relay.get(card.id), 'the tap to answer');
@@ -177,6 +179,45 @@ describe('telegram channel', () => {
     expect(fake.requests.filter((r) => r.method === 'sendMessage')).toHaveLength(2);
     expect(h.store.channels.jobs('telegram')).toEqual([]);
     expect(h.relay.get(card.id).status).toBe('pending');
+  });
+
+  it('after a 429, goes on in the order the cards came, retrying only the first', async () => {
+    fake.rateLimitNext(30);
+    const cards = [h.ask(single), h.ask({ questions: [{ text: 'Second?' }] }), h.ask({ questions: [{ text: 'Third?' }] })];
+    await h.idle();
+    await h.advance(30_000);
+    expect(cardMessages().map((m) => h.store.channels.cardOfMessage('telegram', `${CHAT}/${m.message_id}`))).toEqual(cards.map((c) => c.id));
+    expect(fake.requests.filter((r) => r.method === 'sendMessage')).toHaveLength(4);
+    expect(h.logs.filter((l) => l.includes('rate limited'))).toHaveLength(1);
+  });
+
+  it('a closing edit Telegram refuses for good (the message was deleted) is given up once, not at every start', async () => {
+    const card = h.ask(single);
+    await h.idle();
+    const [message] = cardMessages();
+    fake.messages.delete(message.message_id);
+    h.relay.answer(card.id, { q1: { selected: ['SQLite'] } });
+    await h.idle();
+    expect(h.logs).toEqual([`telegram: gave up on the close of card ${card.id}: editMessageText: Bad Request: message to edit not found`]);
+    h = await h.restart();
+    await h.idle();
+    expect(fake.requests.filter((r) => r.method === 'editMessageText')).toHaveLength(1);
+    expect(h.logs).toEqual([]);
+  });
+
+  it('an update handled before a restart is not handled again after it', async () => {
+    h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
+    await h.idle();
+    const [message] = cardMessages();
+    fake.reply(ADA, message.message_id, 'purple');
+    await waitUntil(() => fake.sent.length === 2, 'the notice');
+    const polls = () => fake.requests.filter((r) => r.method === 'getUpdates').length;
+    h = await h.restart();
+    const before = polls();
+    await waitUntil(() => polls() > before, 'the new poll');
+    expect(fake.requests.filter((r) => r.method === 'getUpdates').at(-1)!.body.offset).toBeGreaterThan(0);
+    await h.idle();
+    expect(fake.sent).toHaveLength(2);
   });
 
   it('an outage loses nothing: the card is answerable meanwhile, posts and edits arrive once Telegram is back', async () => {

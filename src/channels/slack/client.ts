@@ -1,6 +1,6 @@
 import { ErrorCode, LogLevel, WebClient, type Logger } from '@slack/web-api';
 import type { Card } from '../../cards/model.js';
-import { ChannelSendError, type MessageRef } from '../channel.js';
+import { ChannelSendError, sendErrorFor, type MessageRef } from '../channel.js';
 import type { SlackConfig } from '../config.js';
 import { closedOf, postOf } from './message.js';
 
@@ -87,8 +87,7 @@ export function sendErrorOf(method: string, err: unknown): ChannelSendError {
     case ErrorCode.RateLimitedError:
       return new ChannelSendError('rate_limited', `${method}: rate limited for ${e.retryAfter} s`, (e.retryAfter ?? 1) * 1000);
     case ErrorCode.HTTPError: {
-      const status = e.statusCode ?? 0;
-      return new ChannelSendError(status >= 500 || status === 408 ? 'unavailable' : 'rejected', `${method}: HTTP ${status}`);
+      return sendErrorFor(e.statusCode, `${method}: HTTP ${e.statusCode ?? 0}`);
     }
     case ErrorCode.PlatformError: {
       const code = e.data?.error ?? 'unknown_error';

@@ -8,23 +8,35 @@ import { closedOf, postOf } from './message.js';
 // loop, see inbound.ts). Every failure becomes a ChannelSendError the outbox understands.
 
 export const DEFAULT_API_ROOT = 'https://api.telegram.org';
-/** A request Telegram has not answered in this long is an outage (longer than a getUpdates long poll). */
-export const REQUEST_SECONDS = 35;
+/**
+ * A send Telegram has not answered in this long is an outage: below the outbox's own 30 s, so
+ * a late answer cannot arrive after the outbox gave up (and post the card twice).
+ */
+export const SEND_SECONDS = 20;
+/** getUpdates waits up to its long poll (25 s) before answering: more than a send. */
+export const POLL_REQUEST_SECONDS = 35;
 
-export function telegramApi(config: TelegramConfig): Api {
-  return new Api(config.token, { apiRoot: (config.apiRoot ?? DEFAULT_API_ROOT).replace(/\/+$/, ''), timeoutSeconds: REQUEST_SECONDS });
+export function telegramApi(config: TelegramConfig, timeoutSeconds = SEND_SECONDS): Api {
+  return new Api(config.token, { apiRoot: (config.apiRoot ?? DEFAULT_API_ROOT).replace(/\/+$/, ''), timeoutSeconds });
 }
+
+/**
+ * How a Telegram message is known to the relay: message ids count per chat, so the chat is
+ * part of it ("-1001234/42"), and a new chat's message 42 is never an old card's.
+ */
+export const messageKey = (chat: number | string, messageId: number) => `${chat}/${messageId}`;
+const messageIdOf = (key: string) => Number(key.slice(key.lastIndexOf('/') + 1));
 
 export async function postCard(api: Api, chat: string, card: Card): Promise<MessageRef> {
   const { text, ...other } = postOf(card);
   const sent = await call(() => api.sendMessage(chat, text, other));
-  return { chat: String(sent.chat.id), message: String(sent.message_id) };
+  return { chat: String(sent.chat.id), message: messageKey(sent.chat.id, sent.message_id) };
 }
 
 export async function closeCard(api: Api, card: Card, ref: MessageRef): Promise<void> {
   const { text, ...other } = closedOf(card);
   try {
-    await call(() => api.editMessageText(ref.chat, Number(ref.message), text, other));
+    await call(() => api.editMessageText(ref.chat, messageIdOf(ref.message), text, other));
   } catch (err) {
     // Already showing exactly this (an edit that went through before a restart): done.
     if (/message is not modified/i.test((err as Error).message)) return;

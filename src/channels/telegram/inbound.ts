@@ -3,7 +3,7 @@ import type { CallbackQuery, Message, Update } from 'grammy/types';
 import type { ChannelContext, ChannelInbox, InboundOutcome } from '../channel.js';
 import { ChannelSendError } from '../channel.js';
 import { answerSummary } from '../card-text.js';
-import { call } from './client.js';
+import { call, messageKey } from './client.js';
 import { decodeCallback, otherPromptOf } from './message.js';
 
 // Telegram's updates by long polling (getUpdates): no public address needed. Taps on the
@@ -15,6 +15,7 @@ import { decodeCallback, otherPromptOf } from './message.js';
 /** How long one getUpdates waits for something to happen. */
 export const POLL_SECONDS = 25;
 const MAX_BACKOFF_MS = 60_000;
+const OFFSET_KEY = 'updates-offset';
 
 export class TelegramUpdates {
   private offset: number | undefined;
@@ -23,12 +24,17 @@ export class TelegramUpdates {
 
   constructor(
     private readonly api: Api,
+    /** The same bot with a timeout that outlasts a long poll. */
+    private readonly pollApi: Api,
     private readonly chat: string,
     private readonly inbox: ChannelInbox,
     private readonly context: ChannelContext,
   ) {}
 
   start(): void {
+    // Where the last run stopped: an update it handled is not handled again after a restart.
+    const saved = Number(this.inbox.recall(OFFSET_KEY));
+    if (saved > 0) this.offset = saved;
     void this.loop();
   }
 
@@ -42,7 +48,7 @@ export class TelegramUpdates {
       let updates: Update[];
       try {
         updates = await call(() =>
-          this.api.getUpdates({ offset: this.offset, timeout: POLL_SECONDS, allowed_updates: ['message', 'callback_query'] }, signal as never),
+          this.pollApi.getUpdates({ offset: this.offset, timeout: POLL_SECONDS, allowed_updates: ['message', 'callback_query'] }, signal as never),
         );
         this.failures = 0;
       } catch (err) {
@@ -58,6 +64,8 @@ export class TelegramUpdates {
           // One update that cannot be handled (Telegram refused our toast) must not stop the rest.
           this.context.log(`update ${update.update_id}: ${(err as Error).message}`);
         }
+        if (signal.aborted) return;
+        this.inbox.remember(OFFSET_KEY, String(this.offset));
       }
     }
   }
@@ -69,11 +77,13 @@ export class TelegramUpdates {
     const wait = limited ? (err.retryAfterMs ?? 1000) : Math.min(1000 * 2 ** (this.failures - 1), MAX_BACKOFF_MS);
     if ((this.failures & (this.failures - 1)) === 0) this.context.log(`getUpdates failed (${(err as Error).message}); polling again in ${Math.ceil(wait / 1000)} s`);
     return new Promise((resolve) => {
-      const timer = this.context.clock.setTimer(resolve, wait);
-      this.stopper.signal.addEventListener('abort', () => {
+      const done = () => {
         this.context.clock.clearTimer(timer);
+        this.stopper.signal.removeEventListener('abort', done);
         resolve();
-      });
+      };
+      const timer = this.context.clock.setTimer(done, wait);
+      this.stopper.signal.addEventListener('abort', done);
     });
   }
 
@@ -95,12 +105,12 @@ export class TelegramUpdates {
     const card = this.inbox.card(data.cardId)!;
     const { text, ...other } = otherPromptOf(card, query.from);
     const prompt = await call(() => this.api.sendMessage(this.chat, text, other));
-    this.inbox.linkMessage({ chat: this.chat, message: String(prompt.message_id) }, card.id);
+    this.inbox.linkMessage({ chat: this.chat, message: messageKey(prompt.chat.id, prompt.message_id) }, card.id);
     await call(() => this.api.answerCallbackQuery(query.id));
   }
 
   private async onReply(message: Message): Promise<void> {
-    const cardId = this.inbox.cardOfMessage(String(message.reply_to_message!.message_id));
+    const cardId = this.inbox.cardOfMessage(messageKey(message.chat.id, message.reply_to_message!.message_id));
     if (!cardId || !message.from) return;
     const outcome = this.inbox.reply({ user: String(message.from.id), cardId, text: message.text ?? '' });
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return;

@@ -1,5 +1,5 @@
 import type { Channel, ChannelFactory } from '../channel.js';
-import { closeCard, postCard, telegramApi } from './client.js';
+import { POLL_REQUEST_SECONDS, closeCard, postCard, telegramApi } from './client.js';
 import { TelegramUpdates } from './inbound.js';
 
 // Telegram: posts to one chat (a group, or a person's chat with the bot), takes taps and
@@ -14,7 +14,7 @@ export const telegramChannel: ChannelFactory = (config, context): Channel => {
     post: (card) => postCard(api, settings.chat, card),
     close: (card, ref) => closeCard(api, card, ref),
     start(inbox) {
-      updates = new TelegramUpdates(api, settings.chat, inbox, context);
+      updates = new TelegramUpdates(api, telegramApi(settings, POLL_REQUEST_SECONDS), settings.chat, inbox, context);
       updates.start();
     },
     stop: () => updates?.stop(),
