@@ -82,7 +82,7 @@ describe('discord channel', () => {
     expect(edit.path).toBe(`/api/v10/channels/${fake.channel}/messages/${message.id}`);
   });
 
-  it('answers a PING with a PONG; a bad, missing or mismatched signature is 401 and changes nothing', async () => {
+  it('answers a PING with a PONG; a bad, missing, mismatched or stale signature is 401 and changes nothing', async () => {
     expect(await send(pingInteraction())).toEqual({ status: 200, body: { type: 1 } });
     // Discord checks the endpoint with deliberately bad signatures and expects 401.
     expect((await send(pingInteraction(), { badSignature: true })).status).toBe(401);
@@ -101,6 +101,12 @@ describe('discord channel', () => {
     const signature = sign(null, Buffer.from(timestamp + signedBody), app.privateKey).toString('hex');
     const headers = { 'content-type': 'application/json', 'x-signature-ed25519': signature, 'x-signature-timestamp': timestamp };
     expect((await fetch(interactions(), { method: 'POST', headers, body: tampered })).status).toBe(401);
+    // A correctly signed press captured ten minutes ago and sent again is a replay: 401.
+    const old = String(Math.floor(Date.now() / 1000) - 600);
+    const replayed = JSON.stringify(buttonPress(ADA, idOf(message, 'SQLite'), message));
+    const oldSignature = sign(null, Buffer.from(old + replayed), app.privateKey).toString('hex');
+    const replay = await fetch(interactions(), { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature-ed25519': oldSignature, 'x-signature-timestamp': old }, body: replayed });
+    expect(replay.status).toBe(401);
     await h.idle();
     expect(h.relay.get(card.id).status).toBe('pending');
     expect(message.edits).toHaveLength(0);

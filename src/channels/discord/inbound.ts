@@ -22,9 +22,14 @@ export function publicKeyOf(hex: string): KeyObject {
   return createPublicKey({ key: Buffer.concat([ED25519_SPKI_PREFIX, Buffer.from(hex, 'hex')]), format: 'der', type: 'spki' });
 }
 
-/** Discord signs the timestamp header followed by the raw body. */
-export function signatureValid(key: KeyObject, signature: string | undefined, timestamp: string | undefined, body: Buffer): boolean {
+/** A signed interaction older (or newer) than this is a replay, not Discord. */
+export const MAX_SKEW_SECONDS = 5 * 60;
+
+/** Discord signs the timestamp header (Unix seconds) followed by the raw body. */
+export function signatureValid(key: KeyObject, signature: string | undefined, timestamp: string | undefined, body: Buffer, nowMs = Date.now()): boolean {
   if (!signature || !timestamp || !/^[0-9a-f]{128}$/i.test(signature)) return false;
+  // Real time, not the relay's clock: this is about the network.
+  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(nowMs / 1000 - Number(timestamp)) > MAX_SKEW_SECONDS) return false;
   try {
     return verify(null, Buffer.concat([Buffer.from(timestamp, 'utf8'), body]), key, Buffer.from(signature, 'hex'));
   } catch {
