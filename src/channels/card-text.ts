@@ -114,15 +114,4 @@ export function clip(text: string, max: number): string {
   return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : text;
 }
 
-/** Cuts text to `max` UTF-8 bytes (Telegram counts bytes) without splitting a character. */
-export function clipBytes(text: string, max: number): string {
-  if (Buffer.byteLength(text) <= max) return text;
-  let out = '';
-  for (const ch of text) {
-    if (Buffer.byteLength(`${out}${ch}…`) > max) break;
-    out += ch;
-  }
-  return `${out}…`;
-}
-
 const lower = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);

@@ -54,8 +54,6 @@ export interface ChannelInbox {
   tap(action: InboundAction & { option: number }): InboundOutcome;
   /** Typed text, read with the plain-text reply parser. */
   reply(action: InboundAction & { text: string }): InboundOutcome;
-  /** Whether the user may answer at all (checked by tap and reply). */
-  mayAnswer(user: string): boolean;
   /**
    * Before asking someone for typed text (Telegram's Other…, Discord's Reply… form):
    * undefined when they may answer the open card; otherwise why not (a refusal is audited).
@@ -70,8 +68,6 @@ export interface ChannelInbox {
   remember(key: string, value: string): void;
   /** The card as it stands (undefined when unknown). */
   card(cardId: string): Card | undefined;
-  /** One line to the relay's log (failed polls and the like). */
-  log(line: string): void;
 }
 
 export interface Channel {

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { parseDuration } from '../config.js';
-import type { ChannelId } from './channel.js';
+import { CHANNEL_IDS, type ChannelId } from './channel.js';
 
 // Channel configuration: a JSON file (ASKRELAY_CHANNELS, or <data>/channels.json when it
 // exists) and/or variables (ASKRELAY_TELEGRAM_TOKEN, …); a variable wins over the file.
@@ -103,7 +103,7 @@ export function channelsConfig(env: NodeJS.ProcessEnv, dataDir: string): Channel
 
 /** The channels switched on. */
 export const enabledChannels = (config: ChannelsConfig): ChannelId[] =>
-  (['telegram', 'slack', 'discord', 'mattermost'] as const).filter((id) => config[id] !== undefined);
+  CHANNEL_IDS.filter((id) => config[id] !== undefined);
 
 function duration(name: string, text: string): number {
   try {

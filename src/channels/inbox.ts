@@ -25,7 +25,6 @@ export interface InboxOptions {
   /** Platform user ids allowed to answer; "*" lets anyone in the chat answer. */
   answerers: string[];
   now: () => number;
-  log?: (line: string) => void;
 }
 
 export class Inbox implements ChannelInbox {
@@ -38,13 +37,9 @@ export class Inbox implements ChannelInbox {
     this.answerers = new Set(options.answerers);
   }
 
-  mayAnswer(user: string): boolean {
-    return this.anyone || this.answerers.has(user);
-  }
-
   tap({ user, cardId, option }: InboundAction & { option: number }): InboundOutcome {
     if (this.repeated(`${user}\0${cardId}\0tap\0${option}`)) return { kind: 'ignored' };
-    return this.act(user, cardId, 'answer', (who, card) => {
+    return this.act(user, cardId, (who, card) => {
       const q = card.questions[0];
       const picked = q?.options[option];
       if (!picked || card.questions.length !== 1) {
@@ -57,11 +52,11 @@ export class Inbox implements ChannelInbox {
 
   reply({ user, cardId, text }: InboundAction & { text: string }): InboundOutcome {
     if (this.repeated(`${user}\0${cardId}\0reply\0${text}`)) return { kind: 'ignored' };
-    return this.act(user, cardId, 'answer', (who) => this.options.access.reply(who, cardId, text), text);
+    return this.act(user, cardId, (who) => this.options.access.reply(who, cardId, text), text);
   }
 
   beforePrompt({ user, cardId }: InboundAction): Exclude<InboundOutcome, { kind: 'answered' | 'ignored' }> | undefined {
-    const outcome = this.act(user, cardId, 'answer', (_who, card) => card);
+    const outcome = this.act(user, cardId, (_who, card) => card);
     return outcome.kind === 'answered' || outcome.kind === 'ignored' ? undefined : outcome;
   }
 
@@ -85,16 +80,16 @@ export class Inbox implements ChannelInbox {
     return this.options.access.relay.find(cardId);
   }
 
-  log(line: string): void {
-    (this.options.log ?? console.warn)(`${this.options.channel}: ${line}`);
+  private mayAnswer(user: string): boolean {
+    return this.anyone || this.answerers.has(user);
   }
 
-  private act(user: string, cardId: string, action: string, answer: (who: Principal, card: Card) => Card, typed?: string): InboundOutcome {
+  private act(user: string, cardId: string, answer: (who: Principal, card: Card) => Card, typed?: string): InboundOutcome {
     const card = this.card(cardId);
     if (!card) return { kind: 'closed', notice: 'This question is no longer known to the relay.' };
     const who: Principal = { kind: 'human', id: `${this.options.channel}:${user}`, surface: this.options.channel };
     if (!this.mayAnswer(user)) {
-      auditRefusal(this.options.audit, who, card, action, 'not_an_answerer', new Date(this.options.now()));
+      auditRefusal(this.options.audit, who, card, 'answer', 'not_an_answerer', new Date(this.options.now()));
       return { kind: 'refused', notice: NOT_AN_ANSWERER };
     }
     if (card.status !== 'pending') return { kind: 'closed', notice: closedNotice(card) };

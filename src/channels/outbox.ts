@@ -34,7 +34,6 @@ export class Outbox {
   /** The job in flight, so stop() can let it finish writing its result. */
   private inFlight: Promise<void> = Promise.resolve();
   private stopped = false;
-  private pausedUntil = 0;
   private readonly idleWaiters: (() => void)[] = [];
 
   constructor(private readonly options: OutboxOptions) {}
@@ -91,32 +90,30 @@ export class Outbox {
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
-  /** Runs due jobs one by one; arms a timer for the next one that is not due yet. */
+  /**
+   * Runs the oldest job when it is due, else arms a timer for it. Jobs go in order, so a
+   * failed one (its due time moved to the retry) pauses the whole channel: no separate pause.
+   */
   deliver(): void {
     if (this.running || this.stopped) return;
     this.options.clock.clearTimer(this.timer);
     const job = this.options.store.next(this.id);
-    if (!job) return this.settle();
-    const dueAt = Math.max(job.dueAt, this.pausedUntil);
-    const now = this.options.clock.now();
-    if (dueAt > now) {
-      this.timer = this.options.clock.setTimer(() => this.deliver(), dueAt - now);
-      return this.settle();
+    const wait = job ? job.dueAt - this.options.clock.now() : 0;
+    if (job && wait <= 0) {
+      this.running = true;
+      this.inFlight = this.run(job).finally(() => {
+        this.running = false;
+        this.deliver();
+      });
+      return;
     }
-    this.running = true;
-    this.inFlight = this.run(job).finally(() => {
-      this.running = false;
-      this.deliver();
-    });
+    if (job) this.timer = this.options.clock.setTimer(() => this.deliver(), wait);
+    this.idleWaiters.splice(0).forEach((resolve) => resolve());
   }
 
   private dueJob(): OutboxJob | undefined {
     const job = this.options.store.next(this.id);
-    return job && Math.max(job.dueAt, this.pausedUntil) <= this.options.clock.now() ? job : undefined;
-  }
-
-  private settle(): void {
-    if (!this.running && !this.dueJob()) this.idleWaiters.splice(0).forEach((resolve) => resolve());
+    return job && job.dueAt <= this.options.clock.now() ? job : undefined;
   }
 
   private async run(job: OutboxJob): Promise<void> {
@@ -175,13 +172,11 @@ export class Outbox {
     }
     if (error.kind === 'rate_limited') {
       const wait = Math.max(error.retryAfterMs ?? 1000, 0);
-      this.pausedUntil = now + wait;
       this.options.store.retry(job, now + wait, error.message);
       if (job.attempts === 0) this.log(`rate limited; the ${what} waits ${seconds(wait)} as asked`);
       return;
     }
     const wait = Math.min(this.options.backoffMs * 2 ** job.attempts, MAX_BACKOFF_MS);
-    this.pausedUntil = now + wait;
     this.options.store.retry(job, now + wait, error.message);
     // One line when it starts failing, then one per doubling: an outage must not flood the log.
     if ((job.attempts & (job.attempts + 1)) === 0) this.log(`cannot deliver the ${what} (${error.message}); trying again in ${seconds(wait)}`);

@@ -48,6 +48,12 @@ interface Running {
 export class Channels {
   private readonly running: Running[] = [];
   private unsubscribe: () => void = () => {};
+  /** Card events of this event-loop turn, written to the outboxes in one transaction. */
+  private noted: Card[] = [];
+  private flushing: NodeJS.Immediate | undefined;
+  /** Delivery waits for start(): the relay listens by then, so callback URLs (Mattermost's buttons) are known. */
+  private started = false;
+  private stopped = false;
 
   constructor(private readonly options: ChannelsOptions) {
     const clock = options.clock ?? systemClock;
@@ -59,7 +65,7 @@ export class Channels {
       const providers = config.route?.providers;
       this.running.push({
         channel,
-        inbox: new Inbox({ channel: id, access: options.access, audit: options.audit, store: options.store, answerers: config.answerers, now: () => clock.now(), log: options.log }),
+        inbox: new Inbox({ channel: id, access: options.access, audit: options.audit, store: options.store, answerers: config.answerers, now: () => clock.now() }),
         outbox: new Outbox({
           channel,
           relay: options.access.relay,
@@ -120,9 +126,6 @@ export class Channels {
     });
   }
 
-  private noted: Card[] = [];
-  private flushing: NodeJS.Immediate | undefined;
-
   private flush(): void {
     if (this.flushing) clearImmediate(this.flushing);
     this.flushing = undefined;
@@ -131,13 +134,11 @@ export class Channels {
     if (this.started && !this.stopped) this.running.forEach(({ outbox }) => outbox.deliver());
   }
 
-  /** Delivery waits for start(): the relay listens by then, so callback URLs (Mattermost's buttons) are known. */
-  private started = false;
-  private stopped = false;
-
   /** Catches up with what happened while the relay was down, and starts receiving. */
   start(): void {
     this.started = true;
+    // No channel, no scan: a relay without chat channels starts as fast as before.
+    if (!this.running.length) return;
     const pending = this.options.access.relay.list({ status: 'pending' });
     for (const { channel, inbox, outbox } of this.running) {
       outbox.recover(pending);

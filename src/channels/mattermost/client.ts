@@ -27,7 +27,6 @@ export type PostObject = z.infer<typeof PostSchema>;
 
 /** What `GET /channels/{id}/posts?since=` answers: `order` lists the posts changed since then. */
 const PostListSchema = z.object({ order: z.array(z.string()), posts: z.record(z.string(), PostSchema) }).passthrough();
-export type PostList = z.infer<typeof PostListSchema>;
 
 const UserSchema = z.object({ id: z.string(), username: z.string().optional() }).passthrough();
 
