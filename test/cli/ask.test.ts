@@ -1,12 +1,11 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { serveConfig } from '../../src/config.js';
 import { startRelay } from '../../src/start.js';
-import { runCli } from '../support/cli.js';
+import { freePort, runCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 
 // `askrelay ask` as a script runs it: a child process against a real relay.
@@ -33,14 +32,6 @@ async function cardAsking(text: string, on: { api: TestRelay['api'] } = relay): 
 async function answer(id: string, answers: Card['answer']) {
   const res = await relay.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });
   expect(res.status).toBe(200);
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 beforeAll(async () => {

@@ -1,6 +1,5 @@
 import Database from 'better-sqlite3';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -9,7 +8,7 @@ import type { Session } from '../../src/sessions/model.js';
 import { DB_FILE } from '../../src/start.js';
 import type { AuditEntry } from '../../src/store/audit-store.js';
 import { startAnthropicServer, type AnthropicServer } from '../fakes/anthropic-server.js';
-import { runCli } from '../support/cli.js';
+import { freePort, runCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -68,14 +67,6 @@ function asAgent(sessionId: string, path: string, json: unknown): Promise<Respon
     headers: { authorization: `Bearer ${relay.sessions.agentToken(sessionId)}`, 'content-type': 'application/json' },
     body: JSON.stringify(json),
   });
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise((r) => server.close(r));
-  return port;
 }
 
 /** The table's rows, split on runs of two or more spaces (no cell holds two spaces in a row). */
