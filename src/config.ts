@@ -7,11 +7,7 @@ const UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000,
 /** "8h", "90m", "2s", "500ms", "1h30m" or a bare number of seconds → milliseconds. */
 export function parseDuration(text: string): number {
   const trimmed = text.trim();
-  if (/^\d+(\.\d+)?$/.test(trimmed)) {
-    if (Number(trimmed) <= 0) throw new Error(`"${text}" is not a positive duration.`);
-    return Math.round(Number(trimmed) * 1000);
-  }
-  const parts = [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
+  const parts = /^\d+(\.\d+)?$/.test(trimmed) ? [[trimmed, trimmed, 's']] : [...trimmed.matchAll(/(\d+(?:\.\d+)?)(ms|s|m|h|d)/g)];
   if (!parts.length || parts.map((p) => p[0]).join('') !== trimmed) {
     throw new Error(`"${text}" is not a duration; write it like 8h, 90m, 2s, 500ms or 1h30m.`);
   }
@@ -52,14 +48,15 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     host: flags.host ?? env.ASKRELAY_HOST ?? '127.0.0.1',
     dataDir: resolve(flags.data ?? env.ASKRELAY_DATA ?? '.askrelay'),
     token: env.ASKRELAY_TOKEN?.trim() || undefined,
-    waitMs: named('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
-    waitExtensionMs: named('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
-    stuckAfterMs: named('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
+    waitMs: namedDuration('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
+    waitExtensionMs: namedDuration('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
+    stuckAfterMs: namedDuration('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
     env: flags.approveTools ? { ...env, ASKRELAY_APPROVE_TOOLS: '1' } : env,
   };
 }
 
-function named(name: string, value: string): number {
+/** parseDuration, with the setting's name in front of any error ("ASKRELAY_WAIT: …"). */
+export function namedDuration(name: string, value: string): number {
   try {
     return parseDuration(value);
   } catch (err) {

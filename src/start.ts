@@ -60,14 +60,14 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   // notifications, and cards that resumed sessions ask are notified.
   const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig });
   const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
-  let listening = '';
   const channels = new Channels({
     config: channelConfig,
     channels: CHANNELS,
     access,
     audit: store.audit,
     store: store.channels,
-    context: { publicUrl: () => channelConfig.publicUrl ?? listening, secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
+    // Asked only once the relay listens (delivery starts at channels.start()).
+    context: { publicUrl: () => channelConfig.publicUrl ?? sessions.relayUrl ?? '', secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
   });
   channels.listen();
   // Audited from the first event on: cards that expired while the relay was down included.
@@ -112,7 +112,6 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   // Agents reach the relay here (ASKRELAY_URL in their environment); a wildcard host is reached on loopback.
   const reach = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : host;
   sessions.relayUrl = `http://${reach}:${port}/`;
-  listening = sessions.relayUrl;
   // Posting (and polling) starts once the relay can take the callbacks.
   channels.start();
 

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
-import { parseDuration } from '../config.js';
+import { namedDuration } from '../config.js';
 import { CHANNEL_IDS, type ChannelId } from './channel.js';
 
 // Channel configuration: a JSON file (ASKRELAY_CHANNELS, or <data>/channels.json when it
@@ -96,22 +96,14 @@ export function channelsConfig(env: NodeJS.ProcessEnv, dataDir: string): Channel
   const { mattermost, backoff, ...rest } = parsed.data;
   return {
     ...rest,
-    ...(mattermost ? { mattermost: { ...mattermost, pollMs: duration('mattermost.poll', mattermost.poll ?? '2s') } } : {}),
-    backoffMs: duration('backoff', backoff ?? '1s'),
+    ...(mattermost ? { mattermost: { ...mattermost, pollMs: namedDuration('channels: mattermost.poll', mattermost.poll ?? '2s') } } : {}),
+    backoffMs: namedDuration('channels: backoff', backoff ?? '1s'),
   };
 }
 
 /** The channels switched on. */
 export const enabledChannels = (config: ChannelsConfig): ChannelId[] =>
   CHANNEL_IDS.filter((id) => config[id] !== undefined);
-
-function duration(name: string, text: string): number {
-  try {
-    return parseDuration(text);
-  } catch (err) {
-    throw new Error(`channels: ${name}: ${(err as Error).message}`);
-  }
-}
 
 /** "telegram.chat: required (ASKRELAY_TELEGRAM_CHAT)": the setting, and the variable that sets it. */
 function describe(error: z.ZodError): string {

@@ -1,4 +1,4 @@
-import { parseDuration } from '../config.js';
+import { namedDuration } from '../config.js';
 import type { QueueTiming } from './push-queue.js';
 
 // How pushes go out. Defaults suit real push services; tests shorten the timings through
@@ -34,9 +34,9 @@ export function pushConfigFromEnv(env: NodeJS.ProcessEnv): PushConfig {
     }
     config.subject = subject;
   }
-  if (env.ASKRELAY_PUSH_TIMEOUT) config.timeoutMs = duration('ASKRELAY_PUSH_TIMEOUT', env.ASKRELAY_PUSH_TIMEOUT);
+  if (env.ASKRELAY_PUSH_TIMEOUT) config.timeoutMs = namedDuration('ASKRELAY_PUSH_TIMEOUT', env.ASKRELAY_PUSH_TIMEOUT);
   if (env.ASKRELAY_PUSH_BACKOFF) {
-    config.backoffMs = duration('ASKRELAY_PUSH_BACKOFF', env.ASKRELAY_PUSH_BACKOFF);
+    config.backoffMs = namedDuration('ASKRELAY_PUSH_BACKOFF', env.ASKRELAY_PUSH_BACKOFF);
     config.maxBackoffMs = Math.max(config.backoffMs, Math.min(config.maxBackoffMs, config.backoffMs * 64));
   }
   if (env.ASKRELAY_PUSH_RETRIES !== undefined) {
@@ -49,10 +49,3 @@ export function pushConfigFromEnv(env: NodeJS.ProcessEnv): PushConfig {
   return config;
 }
 
-function duration(name: string, value: string): number {
-  try {
-    return parseDuration(value);
-  } catch (err) {
-    throw new Error(`${name}: ${(err as Error).message}`);
-  }
-}

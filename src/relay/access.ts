@@ -32,7 +32,8 @@ export function canSee(who: Principal, card: Card, facts: AccessFacts): boolean 
   if (who.kind === 'human') return true;
   const owner = card.sessionId;
   if (!owner) return false;
-  return facts.agentsMayAnswer(owner) || canSeeSession(who, owner, facts);
+  // Its own session first: free, where the other two read the session store.
+  return owner === who.sessionId || facts.agentsMayAnswer(owner) || facts.watches(who.id, owner);
 }
 
 /** An agent reads its own session and the sessions it was allowed to watch; the human, all. */

@@ -8,7 +8,7 @@ import type { RelayEvents } from './events.js';
 
 const SYSTEM = { kind: 'system' as const, id: 'relay' };
 
-function fromCard(card: Card): AuditRecord | undefined {
+function fromCard(card: Card): AuditRecord {
   const base = { at: card.closedAt ?? card.createdAt, cardId: card.id, sessionId: card.sessionId };
   if (card.status === 'pending') {
     const by = card.askedBy;
@@ -23,8 +23,7 @@ function fromCard(card: Card): AuditRecord | undefined {
 export function auditCardEvents(events: RelayEvents, audit: AuditStore): () => void {
   return events.subscribe((name, data) => {
     if (name === 'session.updated') return;
-    const entry = fromCard(data as Card);
-    if (entry) audit.enqueue(entry);
+    audit.enqueue(fromCard(data as Card));
   });
 }
 

@@ -49,7 +49,8 @@ export class CardAccess {
   }
 
   answer(who: Principal, id: string, answer: Answer, idempotencyKey?: string): Card {
-    this.check(who, this.get(who, id, 'answer'), 'answer');
+    // The human may answer any card: relay.answer's own read is the only one.
+    if (who.kind !== 'human') this.check(who, this.get(who, id, 'answer'), 'answer');
     return this.relay.answer(id, answer, { idempotencyKey, by: answeredBy(who) });
   }
 
@@ -64,7 +65,7 @@ export class CardAccess {
   }
 
   skip(who: Principal, id: string): Card {
-    this.check(who, this.get(who, id, 'skip'), 'skip');
+    if (who.kind !== 'human') this.check(who, this.get(who, id, 'skip'), 'skip');
     return this.relay.skip(id, answeredBy(who));
   }
 

@@ -48,14 +48,13 @@ export function principalOf(c: Context, tokens: Tokens): Principal | undefined {
   return cookie !== undefined && equal(cookie, cookieValue(tokens.operator)) ? HUMAN_OPERATOR('web') : undefined;
 }
 
-export type AuthEnv = { Variables: { surface: string; principal: Principal } };
+export type AuthEnv = { Variables: { principal: Principal } };
 
 export function requireToken(tokens: Tokens): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
     const principal = principalOf(c, tokens);
     if (!principal) throw new RelayError('unauthorized', 'Send the relay token as "Authorization: Bearer <token>".');
     c.set('principal', principal);
-    c.set('surface', principal.surface);
     await next();
   };
 }
