@@ -8,6 +8,7 @@ import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
 import { lastToolMessage, lastUserText, startOpenAIServer, toolResultsThisTurn, toolResultFor, toolNames, toolSchema, type ChatMessage, type ChatTool, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
+import { copilotRelayEnv } from './openai-fixtures.js';
 
 // The relay tool inside Copilot / OpenAI sessions, through the real @github/copilot-sdk
 // runtime offline (a BYOK provider pointed at the scripted Chat Completions server), on both
@@ -53,14 +54,7 @@ let env: Record<string, string>;
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'askrelay-copilot-relay-tool-home-'));
   fake = await startOpenAIServer({ model });
-  env = {
-    OPENAI_BASE_URL: fake.url,
-    OPENAI_API_KEY: 'sk-test',
-    COPILOT_PROVIDER_BASE_URL: fake.url,
-    COPILOT_PROVIDER_API_KEY: 'copilot-byok',
-    HOME: home,
-    ASKRELAY_WORKDIR: home,
-  };
+  env = copilotRelayEnv(fake.url, home);
   relay = await startTestRelay(env);
 });
 afterAll(async () => {

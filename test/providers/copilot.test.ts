@@ -7,6 +7,7 @@ import type { Session } from '../../src/sessions/model.js';
 import { lastToolMessage, lastUserText, startOpenAIServer, toolSchema, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
+import { copilotRelayEnv } from './openai-fixtures.js';
 
 // Copilot / OpenAI through the real @github/copilot-sdk runtime, offline: a BYOK provider
 // pointed at the scripted Chat Completions server. What the model reads is taken from the
@@ -49,14 +50,7 @@ let home: string;
 beforeAll(async () => {
   home = mkdtempSync(join(tmpdir(), 'askrelay-copilot-home-'));
   fake = await startOpenAIServer({ model });
-  const env = {
-    OPENAI_BASE_URL: fake.url,
-    OPENAI_API_KEY: 'sk-test',
-    COPILOT_PROVIDER_BASE_URL: fake.url,
-    COPILOT_PROVIDER_API_KEY: 'copilot-byok',
-    HOME: home,
-    ASKRELAY_WORKDIR: home,
-  };
+  const env = copilotRelayEnv(fake.url, home);
   [relay, quick] = await Promise.all([startTestRelay(env), startTestRelay({ ...env, ASKRELAY_WAIT: '300ms', ASKRELAY_WAIT_EXTENSION: '300ms' })]);
 });
 afterAll(async () => {

@@ -7,6 +7,7 @@ import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
 import { lastToolMessage, lastUserText, startOpenAIServer, toolResultsThisTurn, toolResultFor, type ChatMessage, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
+import { GROK_KEY, grokRelayEnv } from './openai-fixtures.js';
 
 // The relay tool inside Grok sessions: the real `openai` client against the scripted Chat
 // Completions server. Grok gets the four relay tools as function tools; a reply with
@@ -50,10 +51,10 @@ function model(request: ChatRequest): ScriptedChatReply {
 
 let fake: OpenAIServer;
 let relay: TestRelay;
-const env = () => ({ XAI_BASE_URL: fake.url, XAI_API_KEY: 'xai-test', XAI_MODEL: '' });
+const env = () => grokRelayEnv(fake.url);
 
 beforeAll(async () => {
-  fake = await startOpenAIServer({ model, apiKey: 'xai-test' });
+  fake = await startOpenAIServer({ model, apiKey: GROK_KEY });
   relay = await startTestRelay(env());
 });
 afterAll(async () => {

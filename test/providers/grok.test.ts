@@ -7,6 +7,7 @@ import type { Session } from '../../src/sessions/model.js';
 import { lastUserText, startOpenAIServer, toolNames, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
+import { GROK_KEY, grokRelayEnv } from './openai-fixtures.js';
 
 // Grok: the real `openai` client against the scripted Chat Completions server, through the
 // relay's HTTP API. No question tool, no cards: Grok asks in its reply text and the session
@@ -32,10 +33,10 @@ async function model(request: ChatRequest): Promise<ScriptedChatReply> {
 
 let fake: OpenAIServer;
 let relay: TestRelay;
-const env = () => ({ XAI_BASE_URL: fake.url, XAI_API_KEY: 'xai-test', XAI_MODEL: '' });
+const env = () => grokRelayEnv(fake.url);
 
 beforeAll(async () => {
-  fake = await startOpenAIServer({ model, apiKey: 'xai-test' });
+  fake = await startOpenAIServer({ model, apiKey: GROK_KEY });
   relay = await startTestRelay(env());
 });
 afterAll(async () => {
