@@ -4,7 +4,7 @@ import type { Card } from '../cards/model.js';
 import type { RelayEvents } from '../relay/events.js';
 import type { PushConfig } from './push-config.js';
 import { PushQueue, type AttemptResult } from './push-queue.js';
-import type { PushSubscriptionRecord, PushSubscriptionStore } from './subscription-store.js';
+import type { PushSubscriptionRecord, PushSubscriptionStore } from '../store/push-subscription-store.js';
 import type { VapidKeys } from './vapid-keys.js';
 
 // Turns the relay's card events into Web Push messages. A new card sends one notification

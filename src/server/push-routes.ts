@@ -2,7 +2,7 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
 import { EndpointSchema, PushSubscriptionSchema } from '../push/subscription-schema.js';
-import type { PushSubscriptionStore } from '../push/subscription-store.js';
+import type { PushSubscriptionStore } from '../store/push-subscription-store.js';
 import { humanOnly, type AuthEnv } from './auth.js';
 import { describeIssues, readJson } from './http.js';
 

@@ -2,7 +2,7 @@ import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Card } from '../cards/model.js';
-import { PushSubscriptionStore } from '../push/subscription-store.js';
+import { PushSubscriptionStore } from './push-subscription-store.js';
 import { AuditStore } from './audit-store.js';
 import { CallStore } from './call-store.js';
 import { ChannelStore } from './channel-store.js';
