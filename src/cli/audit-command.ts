@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { AuditCheck, AuditEntry } from '../store/audit-store.js';
 import { RelayClient, findRelay } from './client.js';
 import { CLIENT_ENV_HELP, UsageError, parseFlags } from './flags.js';
+import { table } from './format.js';
 
 // askrelay audit [verify]: the relay's audit log from a terminal. The log pages through
 // GET /api/audit (oldest first, `after` = the last seq seen) until the relay sends no
@@ -164,13 +165,5 @@ export function auditTable(entries: AuditEntry[]): string {
       detailText(e),
     ]);
   }
-  const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
-  return rows
-    .map((r) =>
-      r
-        .map((cell, col) => (col === 0 ? cell.padStart(widths[col]) : col === r.length - 1 ? cell : cell.padEnd(widths[col])))
-        .join('  ')
-        .trimEnd(),
-    )
-    .join('\n');
+  return table(rows, { rightAlign: [0] });
 }

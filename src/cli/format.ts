@@ -57,6 +57,17 @@ export function cardsTable(cards: Card[], now = Date.now()): string {
       ]);
     });
   }
+  return table(rows);
+}
+
+/**
+ * Rows (the first one the header) as text columns two spaces apart, each as wide as its
+ * widest cell; the columns in `rightAlign` padded on the left. The last column is never
+ * padded, and no line ends in spaces.
+ */
+export function table(rows: string[][], { rightAlign = [] }: { rightAlign?: number[] } = {}): string {
   const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
-  return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col]))).join('  ').trimEnd()).join('\n');
+  const pad = (cell: string, col: number, last: boolean) =>
+    rightAlign.includes(col) ? cell.padStart(widths[col]) : last ? cell : cell.padEnd(widths[col]);
+  return rows.map((r) => r.map((cell, col) => pad(cell, col, col === r.length - 1)).join('  ').trimEnd()).join('\n');
 }

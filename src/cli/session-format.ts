@@ -1,6 +1,6 @@
 import type { Card } from '../cards/model.js';
 import type { Session, TranscriptEntry } from '../sessions/model.js';
-import { durationText, optionsText } from './format.js';
+import { durationText, optionsText, table } from './format.js';
 
 // How sessions and their transcripts look in a terminal: "askrelay session" prints these,
 // and following a session prints them as they come.
@@ -80,6 +80,5 @@ function ago(iso: string, now: number): string {
 export function sessionsTable(sessions: Session[], now = Date.now()): string {
   const rows: string[][] = [['ID', 'PROVIDER', 'ENGINE', 'MODEL', 'STATUS', 'MODE', 'UPDATED']];
   for (const s of sessions) rows.push([s.id, s.provider, s.engine, s.model ?? '', s.status, s.relayMode, ago(s.updatedAt, now)]);
-  const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
-  return rows.map((r) => r.map((cell, col) => (col === r.length - 1 ? cell : cell.padEnd(widths[col]))).join('  ').trimEnd()).join('\n');
+  return table(rows);
 }
