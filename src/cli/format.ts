@@ -37,9 +37,19 @@ export function optionsText(q: Question): string {
   return q.multiSelect ? `${list}  [several]` : list;
 }
 
-function cut(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+/** The text on one line: each run of whitespace (newlines too) one space, none at the ends. */
+export function oneLine(text: string): string {
+  return text.replace(/\s+/g, ' ').trim();
+}
+
+/** At most `max` characters: a longer text ends in "…". */
+export function clip(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
+}
+
+/** The text on one line, at most `max` characters. */
+export function cut(text: string, max: number): string {
+  return clip(oneLine(text), max);
 }
 
 /** The cards as a table: one row per question, the card's id and time left on its first row. */

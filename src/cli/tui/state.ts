@@ -1,5 +1,5 @@
 import type { Answer, AnswerEntry, Card, Question } from '../../cards/model.js';
-import { entryText } from '../format.js';
+import { entryText, oneLine } from '../format.js';
 
 // The terminal UI's state machine: pure. (state, input) → { state, effects }. The shell
 // (tui-command.ts) turns key presses, relay events and API results into inputs, performs
@@ -94,7 +94,7 @@ const quit = (s: TuiState): Step => ({ state: { ...s, quit: true }, effects: [{ 
 /** A card in one line: its title, else "[header] question" of its first question. */
 export function cardLabel(card: Card): string {
   const q = card.questions[0];
-  return (card.title || (q?.header ? `[${q.header}] ${q.text}` : (q?.text ?? ''))).replace(/\s+/g, ' ').trim();
+  return oneLine(card.title || (q?.header ? `[${q.header}] ${q.text}` : (q?.text ?? '')));
 }
 
 /** The card a typed reply (and a bare `/question`) goes to: the collapsed one, else the oldest. */
