@@ -1,4 +1,4 @@
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import type { AnsweredBy, Card, CardDraft } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { Relay } from './relay.js';
@@ -111,7 +111,8 @@ export class CallWaits<Result, Failure> {
     if (!drafted.ok) return this.dialect.toToolError(drafted.error);
     let card: Card;
     try {
-      card = this.attach(call) ?? this.open(call, drafted.draft);
+      const hash = callHash(call);
+      card = this.attach(call, hash) ?? this.open(call, hash, drafted.draft);
     } catch (err) {
       if (err instanceof RelayError) return this.dialect.toToolError(err.message);
       throw err;
@@ -145,8 +146,8 @@ export class CallWaits<Result, Failure> {
   }
 
   /** An earlier call's card this call takes over, if any (see the top of this file). */
-  private attach(call: ToolCall): Card | undefined {
-    const candidates = this.relay.calls.open(this.dialect.PROVIDER, callHash(call), call.clientKey);
+  private attach(call: ToolCall, hash: string): Card | undefined {
+    const candidates = this.relay.calls.open(this.dialect.PROVIDER, hash, call.clientKey);
     for (const { cardId, clientKey } of candidates) {
       const sameClient = call.clientKey !== undefined && clientKey === call.clientKey;
       if (!sameClient && this.waiting.has(cardId)) continue;
@@ -160,12 +161,11 @@ export class CallWaits<Result, Failure> {
   }
 
   /** A new card for the call; the same request re-sent on the same MCP session gets the same one. */
-  private open(call: ToolCall, draft: CardDraft): Card {
-    const hash = callHash(call);
-    const origin = call.mcpSessionId ? `${call.mcpSessionId}:${typeof call.requestId}:${call.requestId}` : randomUUID();
+  private open(call: ToolCall, hash: string, draft: CardDraft): Card {
+    // Without an MCP session there is no request to recognise again: a fresh id.
     const card = this.relay.create({
       ...draft,
-      toolCallId: `mcp:${origin}:${hash}`,
+      ...(call.mcpSessionId ? { toolCallId: `mcp:${call.mcpSessionId}:${typeof call.requestId}:${call.requestId}:${hash}` } : {}),
       sessionId: call.sessionId ?? null,
       ...(call.askedBy ? { askedBy: call.askedBy } : {}),
     });
