@@ -15,6 +15,7 @@ import {
 } from './fakes/anthropic-server.js';
 import { claudeRelayEnv } from './providers/claude-fixtures.js';
 import { startTestRelay, type TestRelay } from './support/running-relay.js';
+import { sessionApi } from './support/session-api.js';
 import { waitUntil } from './support/wait-until.js';
 
 // Cross-session collaboration end to end: real agent sessions (the relay's own Messages loop
@@ -118,7 +119,7 @@ async function start(engine: Engine, prompt: string, extra: Record<string, unkno
   expect(res.status).toBe(201);
   return (await res.json()) as Session;
 }
-const session = async (id: string) => (await (await relay.api(`/api/sessions/${id}`)).json()) as Session;
+const { session, done } = sessionApi(() => relay, { waitMs: 60_000 });
 const card = async (id: string) => (await (await relay.api(`/api/cards/${id}`)).json()) as Card;
 const pendingCard = (sessionId: string) =>
   waitUntil(async () => {
@@ -126,13 +127,6 @@ const pendingCard = (sessionId: string) =>
     if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
     return ((await (await relay.api(`/api/cards?sessionId=${sessionId}&status=pending`)).json()) as { cards: Card[] }).cards[0];
   }, `a card of ${sessionId}`, 60_000);
-/** The session once its turn ended with a reply of the model. */
-const done = (id: string) =>
-  waitUntil(async () => {
-    const s = await session(id);
-    if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
-    return s.status === 'idle' && s.transcript!.at(-1)?.role === 'assistant' ? s : undefined;
-  }, `${id} done`, 60_000);
 const lastReply = (s: Session) => s.transcript!.at(-1)!.text;
 /** What the model of a run read last (the latest request whose conversation carries the marker). */
 const lastRequestWith = (text: string) =>

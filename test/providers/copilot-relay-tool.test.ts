@@ -7,7 +7,7 @@ import type { Session } from '../../src/sessions/model.js';
 import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
 import { lastToolMessage, lastUserText, startOpenAIServer, toolResultsThisTurn, toolResultFor, toolNames, toolSchema, type ChatMessage, type ChatTool, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { waitUntil } from '../support/wait-until.js';
+import { sessionApi } from '../support/session-api.js';
 import { copilotRelayEnv } from './openai-fixtures.js';
 
 // The relay tool inside Copilot / OpenAI sessions, through the real @github/copilot-sdk
@@ -68,16 +68,7 @@ async function start(json: Record<string, unknown>, on = relay): Promise<Session
   expect(res.status).toBe(201);
   return (await res.json()) as Session;
 }
-const session = async (id: string, on = relay) => (await (await on.api(`/api/sessions/${id}`)).json()) as Session;
-const cardsOfOn = async (id: string, on: TestRelay) => ((await (await on.api(`/api/cards?sessionId=${id}`)).json()) as { cards: Card[] }).cards;
-const pendingCard = (id: string, on = relay) =>
-  waitUntil(async () => ((await (await on.api(`/api/cards?sessionId=${id}&status=pending`)).json()) as { cards: Card[] }).cards[0], `a card of ${id}`);
-const idleWith = (id: string, text: string, on = relay) =>
-  waitUntil(async () => {
-    const s = await session(id, on);
-    if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
-    return s.status === 'idle' && s.transcript!.at(-1)?.text === text && s;
-  }, `${id} to idle on "${text}"`);
+const { session, cardsOf: cardsOfOn, pendingCard, idleWith } = sessionApi(() => relay);
 
 /** What the model read for the call with this id: the `tool` message the runtime sent back. */
 const modelRead = (toolCallId: string) => toolResultFor(fake.requests, toolCallId);

@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Answer, Card } from '../../src/cards/model.js';
+import type { Answer } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
 import { lastToolMessage, lastUserText, startOpenAIServer, toolSchema, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { sessionApi } from '../support/session-api.js';
 import { waitUntil } from '../support/wait-until.js';
 import { copilotRelayEnv } from './openai-fixtures.js';
 
@@ -64,8 +65,7 @@ async function start(name: string, on = relay, extra: Record<string, unknown> = 
   expect(res.status).toBe(201);
   return (await res.json()) as Session;
 }
-const pendingCard = (id: string, on = relay) =>
-  waitUntil(async () => ((await (await on.api(`/api/cards?sessionId=${id}&status=pending`)).json()) as { cards: Card[] }).cards[0], `a card of ${id}`, 30_000);
+const { pendingCard } = sessionApi(() => relay);
 /** The tool result the model read for a case, once the session is idle again. */
 async function modelRead(session: Session, on = relay): Promise<string> {
   await waitUntil(async () => {

@@ -6,7 +6,7 @@ import type { Session } from '../../src/sessions/model.js';
 import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
 import { lastToolMessage, lastUserText, startOpenAIServer, toolResultsThisTurn, toolResultFor, type ChatMessage, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { waitUntil } from '../support/wait-until.js';
+import { sessionApi } from '../support/session-api.js';
 import { GROK_KEY, grokRelayEnv } from './openai-fixtures.js';
 
 // The relay tool inside Grok sessions: the real `openai` client against the scripted Chat
@@ -67,16 +67,7 @@ async function start(prompt: string, on = relay): Promise<Session> {
   expect(res.status).toBe(201);
   return (await res.json()) as Session;
 }
-const session = async (id: string, on = relay) => (await (await on.api(`/api/sessions/${id}`)).json()) as Session;
-const idleWith = (id: string, text: string, on = relay) =>
-  waitUntil(async () => {
-    const s = await session(id, on);
-    if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
-    return s.status === 'idle' && s.transcript!.at(-1)?.text === text && s;
-  }, `${id} to idle on "${text}"`);
-const cardsOf = async (id: string, on = relay) => ((await (await on.api(`/api/cards?sessionId=${id}`)).json()) as { cards: Card[] }).cards;
-const pendingCard = (id: string, on = relay) =>
-  waitUntil(async () => ((await (await on.api(`/api/cards?sessionId=${id}&status=pending`)).json()) as { cards: Card[] }).cards[0], `a card of ${id}`);
+const { session, idleWith, cardsOf, pendingCard } = sessionApi(() => relay);
 const requestsWith = (marker: string) =>
   fake.requests.filter((r) => r.path === '/v1/chat/completions' && JSON.stringify(r.body?.messages ?? '').includes(marker));
 

@@ -2,10 +2,10 @@ import { rmSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assistantMessage, asksUser, grokSystemPrompt, readableApiError, toolArguments, toolMessage, transcriptEntries, unansweredCalls } from '../../providers/grok/index.js';
-import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
 import { lastUserText, startOpenAIServer, toolNames, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { sessionApi } from '../support/session-api.js';
 import { waitUntil } from '../support/wait-until.js';
 import { GROK_KEY, grokRelayEnv } from './openai-fixtures.js';
 
@@ -49,19 +49,9 @@ async function startSession(prompt: string, on = relay, extra: Record<string, un
   expect(res.status).toBe(201);
   return (await res.json()) as Session;
 }
-async function getSession(id: string, on = relay): Promise<Session> {
-  return (await (await on.api(`/api/sessions/${id}`)).json()) as Session;
-}
-async function idleWith(id: string, text: string, on = relay): Promise<Session> {
-  return waitUntil(async () => {
-    const s = await getSession(id, on);
-    if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
-    return s.status === 'idle' && s.transcript!.at(-1)?.text === text ? s : undefined;
-  }, `the session to idle on "${text}"`, 20_000);
-}
+const { session: getSession, idleWith, cardsOf } = sessionApi(() => relay, { waitMs: 20_000 });
 const requestsWith = (marker: string) =>
   fake.requests.filter((r) => r.path === '/v1/chat/completions' && JSON.stringify(r.body?.messages ?? '').includes(marker));
-const cardsOf = async (id: string, on = relay) => ((await (await on.api(`/api/cards?sessionId=${id}`)).json()) as { cards: Card[] }).cards;
 
 describe('the adapter (pure)', () => {
   it('tells Grok it has no question tool and to ask in its reply, in both relay modes', () => {
