@@ -6,7 +6,7 @@ import { execFileSync, execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
 // The browser tests read CHROMIUM_PATH (test/browser/chromium.ts).
-const CHROMIUM = process.env.CHROMIUM_PATH ?? process.env.ASKRELAY_CHROMIUM ?? '/usr/bin/chromium';
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 function hasTmux() {
   try {

@@ -799,28 +799,26 @@ function describeClosed(card) {
 }
 
 /**
- * An answer (or skip) given by another agent, not by you: a badge next to the card's
- * chips naming the agent and the surface it used ("answered by agent s_3dfac9
- * (relay-tool)"), leading to that agent's session. Human answers get none.
+ * An answer (or skip) not given by you here: a badge next to the card's chips. Another
+ * agent's names the agent and the surface it used ("answered by agent s_3dfac9
+ * (relay-tool)") and leads to its session; a person's in a chat channel names the channel
+ * and the user there ("answered in telegram (42)"). Your own answers get none.
  */
 function showAnsweredBy(entry) {
   const { card, el, parts } = entry;
-  const by = card.answeredBy;
-  const byAgent = by?.kind === 'agent' && (card.status === 'answered' || card.status === 'skipped');
-  el.dataset.answeredBy = by && (card.status === 'answered' || card.status === 'skipped') ? by.kind : '';
+  const closed = card.status === 'answered' || card.status === 'skipped';
+  const by = closed ? card.answeredBy : undefined;
+  el.dataset.answeredBy = by ? by.kind : '';
   parts.agentBadge?.remove();
   parts.agentBadge = null;
-  const closedBy = card.status === 'answered' || card.status === 'skipped';
-  if (by?.kind === 'human' && closedBy && by.id !== 'operator') {
-    // A person in a chat channel ("telegram:42"): say where, and who there.
+  if (!by || (by.kind === 'human' && by.id === 'operator')) return;
+  const verb = card.status === 'skipped' ? 'skipped' : 'answered';
+  if (by.kind === 'human') {
     const who = String(by.id).slice(String(by.id).indexOf(':') + 1);
-    const verb = card.status === 'skipped' ? 'skipped' : 'answered';
     parts.agentBadge = h('span', { class: 'chip chip-channel', title: `${capitalize(verb)} in ${by.surface} by user ${who}`, dataset: { testid: 'answered-in-channel', surface: by.surface, user: who } }, `${verb} in ${by.surface} (${who})`);
     parts.chips.append(parts.agentBadge);
     return;
   }
-  if (!byAgent) return;
-  const verb = card.status === 'skipped' ? 'skipped' : 'answered';
   const isSession = /^s_/.test(String(by.id));
   const label = `${verb} by agent ${isSession ? shortId(by.id) : by.id} (${by.surface})`;
   const title = `${capitalize(verb)} by ${isSession ? `the agent of session ${by.id}` : `the agent “${by.id}”`}, through ${by.surface}, not by you`;
