@@ -95,6 +95,11 @@ export class RelayClient {
     return this.call('POST', `api/cards/${encodeURIComponent(id)}/skip`) as Promise<Card>;
   }
 
+  /** A plain-text reply the relay reads as the answer (POST /api/cards/:id/reply). */
+  reply(id: string, text: string): Promise<Card> {
+    return this.call('POST', `api/cards/${encodeURIComponent(id)}/reply`, { json: { text } }) as Promise<Card>;
+  }
+
   /** Long poll: the card once it is no longer pending, or undefined when `seconds` pass first. */
   async wait(id: string, seconds: number): Promise<Card | undefined> {
     const path = `api/cards/${encodeURIComponent(id)}/wait?timeout=${seconds}`;

@@ -1,6 +1,5 @@
 import { emitKeypressEvents } from 'node:readline';
 import { parseArgs } from 'node:util';
-import type { Card } from '../../cards/model.js';
 import { ApiError, RelayClient, findRelay } from '../client.js';
 import { CLIENT_ENV_HELP, UsageError, parseFlags } from '../flags.js';
 import { followEvents } from './events-stream.js';
@@ -33,13 +32,6 @@ it reconnects and reloads the pending cards).
 Needs an interactive terminal.
 
 ${CLIENT_ENV_HELP}`;
-
-/** The client plus the plain-text reply route (POST /api/cards/:id/reply). */
-class TuiClient extends RelayClient {
-  reply(id: string, text: string): Promise<Card> {
-    return this.call('POST', `api/cards/${encodeURIComponent(id)}/reply`, { json: { text } }) as Promise<Card>;
-  }
-}
 
 type RawKey = { name?: string; ctrl?: boolean; meta?: boolean; sequence?: string };
 
@@ -97,7 +89,7 @@ export async function tuiCommand(argv: string[]): Promise<number> {
   if (!process.stdin.isTTY || !process.stdout.isTTY) throw new UsageError('askrelay tui needs an interactive terminal; use "askrelay cards" and "askrelay answer" in scripts.');
 
   const target = findRelay(values.url);
-  const client = new TuiClient(target);
+  const client = new RelayClient(target);
   const out = process.stdout;
   let state: TuiState = initialState();
   let finish: (code: number) => void = () => {};
