@@ -57,7 +57,6 @@ export class PushSender {
   private readonly unsubscribe: () => void;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
-  private readonly scheduled = new Set<NodeJS.Immediate>();
   private readonly vapidTokens = new Map<string, { authorization: string; until: number }>();
   private stopped = false;
 
@@ -70,11 +69,7 @@ export class PushSender {
       const card = data as Card;
       if (name === 'card.updated' && card.status === 'pending') return;
       // Later, not now: the listener runs inside the relay's create/answer call.
-      const immediate = setImmediate(() => {
-        this.scheduled.delete(immediate);
-        this.fanOut(card);
-      });
-      this.scheduled.add(immediate);
+      setImmediate(() => this.fanOut(card));
     });
   }
 
@@ -83,12 +78,10 @@ export class PushSender {
     return new Promise((resolve) => setImmediate(() => void this.queue.idle().then(resolve)));
   }
 
-  /** Before the store closes: events still scheduled (cards cancelled by the shutdown) are dropped. */
+  /** Before the store closes: events still scheduled (cards cancelled by the shutdown) are dropped (fanOut checks). */
   stop(): void {
     this.stopped = true;
     this.unsubscribe();
-    this.scheduled.forEach((immediate) => clearImmediate(immediate));
-    this.scheduled.clear();
     this.queue.stop();
   }
 
