@@ -6,6 +6,7 @@ import type { Session } from '../../src/sessions/model.js';
 import type { AuditEntry } from '../../src/store/audit-store.js';
 import { startAnthropicServer, type AnthropicServer } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { fetchSession } from '../support/session-api.js';
 import { waitUntil } from '../support/wait-until.js';
 import { collectPageErrors, launchChromium } from './chromium.js';
 
@@ -41,11 +42,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function apiSession(id: string): Promise<Session> {
-  const res = await relay.api(`/api/sessions/${id}`);
-  expect(res.status).toBe(200);
-  return (await res.json()) as Session;
-}
+const apiSession = (id: string) => fetchSession(relay, id);
 
 async function idle(id: string): Promise<Session> {
   return waitUntil(async () => {

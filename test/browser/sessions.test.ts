@@ -12,6 +12,7 @@ import {
   type ScriptedReply,
 } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { fetchSession } from '../support/session-api.js';
 import { collectPageErrors, launchChromium } from './chromium.js';
 
 // The Sessions view against a real relay running real sessions: the `messages` engine
@@ -88,11 +89,7 @@ afterAll(async () => {
   await fake?.close();
 });
 
-async function apiSession(id: string): Promise<Session> {
-  const res = await relay.api(`/api/sessions/${id}`);
-  expect(res.status).toBe(200);
-  return (await res.json()) as Session;
-}
+const apiSession = (id: string) => fetchSession(relay, id);
 
 const row = (p: Page, id: string): Locator => p.locator(`[data-testid="session"][data-session-id="${id}"]`);
 const view = (p: Page, status?: string): Locator =>

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
 import type { TestRelay } from './running-relay.js';
@@ -35,4 +36,11 @@ export function sessionApi(current: () => TestRelay, { waitMs = 30_000 } = {}) {
     /** The session once its turn ended with a reply of the model. */
     done: (id: string, on = current()) => idleWhen(id, (s) => s.transcript!.at(-1)?.role === 'assistant', `${id} done`, on),
   };
+}
+
+/** GET /api/sessions/:id on `on`, expecting 200. */
+export async function fetchSession(on: TestRelay, id: string): Promise<Session> {
+  const res = await on.api(`/api/sessions/${id}`);
+  expect(res.status).toBe(200);
+  return (await res.json()) as Session;
 }
