@@ -1,5 +1,4 @@
 import type { Card, CardDraft } from '../../src/cards/model.js';
-import type { RelayToolResult } from '../../src/sessions/relay-tool.js';
 import { toCardDraft, toToolResult } from './adapter.js';
 import { planApprovalDraft, planDecision, toolApprovalDraft, toolDecision } from './approvals.js';
 import { ASK_USER_QUESTION, EXIT_PLAN_MODE } from './tool.js';
@@ -50,13 +49,4 @@ export function restartCard(tool: string, input: Record<string, unknown>): Resta
       return { text: `(askrelay restarted while ${what}.)\n${verdict}`, allowAgain: decision.behavior === 'allow' && !plan };
     },
   };
-}
-
-/**
- * The resumed session's prompt after a relay tool call (start_session, watch_session) that
- * was waiting on an approval card when the relay stopped: the call is made again after the
- * restart (its card re-attaches through the tool call id) and its result travels here.
- */
-export function relayToolRestartPrompt(tool: string, result: RelayToolResult): string {
-  return `(askrelay restarted while your ${tool} call was open. ${result.isError ? 'It failed:' : 'Its result:'})\n${result.text}`;
 }

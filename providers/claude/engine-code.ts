@@ -1,12 +1,12 @@
 import { query, type CanUseTool, type HookCallback, type Options, type PermissionResult, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { Card, CardDraft } from '../../src/cards/model.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
-import type { RelayToolResult } from '../../src/sessions/relay-tool.js';
+import { relayToolRestartPrompt, relayToolWaits, runRelayTool, type RelayToolResult } from '../../src/sessions/relay-tool.js';
 import type { Runner, RunnerContext } from '../../src/sessions/runner.js';
 import { toCardDraft, toolInputError, toUpdatedInput } from './adapter.js';
 import { planApprovalDraft, planDecision, toolApprovalDraft, toolDecision } from './approvals.js';
-import { RESTART_CONTINUE, relayToolRestartPrompt, restartCard } from './code-resume.js';
-import { RELAY_MCP_SERVER, relayMcpServer, relayMcpToolName, relayToolOfMcpName, WAITING_RELAY_TOOLS } from './relay-tools.js';
+import { RESTART_CONTINUE, restartCard } from './code-resume.js';
+import { RELAY_MCP_SERVER, relayMcpServer, relayMcpToolName, relayToolOfMcpName } from './relay-tools.js';
 import { cut } from './text.js';
 import { ASK_USER_QUESTION, EXIT_PLAN_MODE } from './tool.js';
 
@@ -36,6 +36,7 @@ export interface CodeEngineState {
 }
 
 export const STOPPED_MESSAGE = 'The session was stopped.';
+const STOPPED_RESULT: RelayToolResult = { text: STOPPED_MESSAGE, isError: true };
 /** What the model reads (as a system-reminder) at the start of the turn after a manual-mode expiry. */
 export const MANUAL_EXPIRY_STOP =
   "Nobody answered in time and askrelay is in manual mode, so the turn ended to wait for the user's next message.";
@@ -164,23 +165,15 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
     return { continue: false, stopReason: MANUAL_EXPIRY_STOP };
   };
 
-  /** A relay tool call from Claude Code; one that may wait on the human is kept for a restart. */
-  async function callRelayTool(name: string, args: unknown, toolUseId: string | undefined): Promise<RelayToolResult> {
-    const relayTools = ctx.relayTools!;
-    ctx.heartbeat();
-    const input = (args && typeof args === 'object' ? args : {}) as Record<string, unknown>;
-    const keep = toolUseId !== undefined && WAITING_RELAY_TOOLS.has(name);
-    if (keep) setPending(toolUseId, relayMcpToolName(name), input);
-    let result: RelayToolResult;
-    try {
-      result = await relayTools.call(name, args, toolUseId);
-    } catch (error) {
-      result = { text: `askrelay could not run ${name}: ${error instanceof Error ? error.message : String(error)}`, isError: true };
-    }
-    // Aborted (a shutdown) while an approval card was open: the pending call stays for the restart.
-    if (ctx.signal.aborted) return result;
-    if (keep) clearPending(toolUseId);
-    ctx.log('tool', cut(`${name}: ${result.text}`, LOG_CHARS));
+  /**
+   * A relay tool call from Claude Code; one that may wait on the human is kept for a restart.
+   * Undefined when aborted (a shutdown) meanwhile: the pending call stays for the restart.
+   */
+  async function callRelayTool(name: string, args: unknown, toolUseId: string | undefined): Promise<RelayToolResult | undefined> {
+    const keep = toolUseId !== undefined && relayToolWaits(name);
+    if (keep) setPending(toolUseId, relayMcpToolName(name), (args && typeof args === 'object' ? args : {}) as Record<string, unknown>);
+    const result = await runRelayTool(ctx, name, args, { toolCallId: toolUseId });
+    if (result && keep) clearPending(toolUseId);
     return result;
   }
 
@@ -191,7 +184,8 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
       // A fresh server per query: an MCP server instance serves one connection.
       // No allowedTools entry: canUseTool allows these itself (decide()), so it stays the one
       // gate for every tool (the SDK warns that allowedTools would shadow it).
-      mcpServers: { [RELAY_MCP_SERVER]: relayMcpServer(relayTools.definitions, callRelayTool) },
+      // A call that comes back undefined was stopped: the query is being aborted, nobody reads it.
+      mcpServers: { [RELAY_MCP_SERVER]: relayMcpServer(relayTools.definitions, async (...call) => (await callRelayTool(...call)) ?? STOPPED_RESULT) },
     };
   }
 
@@ -282,7 +276,7 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
       }
       // Made again: an approval card re-attaches through the tool call id and is waited for.
       const result = await callRelayTool(relayTool, input, id);
-      if (ctx.signal.aborted) return;
+      if (!result) return;
       return run({ prompt: relayToolRestartPrompt(relayTool, result), resume: sessionId });
     }
     const pending = restartCard(tool, input);

@@ -1,11 +1,10 @@
 import Anthropic from '@anthropic-ai/sdk';
 import type { Card } from '../../src/cards/model.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
-import type { RelayToolResult } from '../../src/sessions/relay-tool.js';
+import { isRelayTool, runRelayTool } from '../../src/sessions/relay-tool.js';
 import type { Runner, RunnerContext } from '../../src/sessions/runner.js';
 import { toCardDraft, toolInputError, toToolResult } from './adapter.js';
 import { anthropicRelayTools, relayToolResultBlock } from './relay-tools.js';
-import { cut } from './text.js';
 import { ASK_USER_QUESTION, ASK_USER_QUESTION_TOOL } from './tool.js';
 
 // The `messages` engine: the relay runs the tool loop itself with @anthropic-ai/sdk,
@@ -38,7 +37,6 @@ export interface MessagesEndpoint {
 const MAX_STEPS = 50;
 const INVALID_JSON = '__invalid_json__';
 const MAX_TOKENS = 8192;
-const LOG_CHARS = 4000;
 
 export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): Runner {
   // A turn may wait on a card for hours, but only between requests: each model request
@@ -56,7 +54,6 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
   const system = relayGuidance(ASK_USER_QUESTION, ctx.session.relayMode);
   const relayTools = ctx.relayTools;
   const tools: Anthropic.Tool[] = [ASK_USER_QUESTION_TOOL as Anthropic.Tool, ...(relayTools ? anthropicRelayTools(relayTools.definitions) : [])];
-  const isRelayTool = (name: string) => relayTools?.definitions.some((d) => d.name === name) ?? false;
 
   async function answerTools(content: Block[]): Promise<{ results: ToolResult[]; endTurn: boolean }> {
     const calls = content.filter((block): block is Anthropic.ToolUseBlock => block.type === 'tool_use');
@@ -75,7 +72,7 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
   async function answerTool(block: Anthropic.ToolUseBlock): Promise<{ block: ToolResult; endTurn: boolean }> {
     const error = (text: string) => ({ block: { type: 'tool_result' as const, tool_use_id: block.id, content: text, is_error: true }, endTurn: false });
     const invalid = (block.input as { [INVALID_JSON]?: string })[INVALID_JSON];
-    if (isRelayTool(block.name)) return { block: await answerRelayTool(block, invalid), endTurn: false };
+    if (relayTools && isRelayTool(block.name)) return { block: await answerRelayTool(block, invalid), endTurn: false };
     if (block.name !== ASK_USER_QUESTION) return error(`<tool_use_error>Error: No such tool available: ${block.name}</tool_use_error>`);
     const parsed = invalid !== undefined ? { ok: false as const, error: `the tool input is not valid JSON: ${invalid.slice(0, 200)}` } : toCardDraft(block.input);
     if (!parsed.ok) {
@@ -94,21 +91,11 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
 
   /** list_questions, answer_question, start_session, watch_session: the relay answers; start and watch may wait on the human. */
   async function answerRelayTool(block: Anthropic.ToolUseBlock, invalidJson: string | undefined): Promise<ToolResult> {
-    let result: RelayToolResult;
-    if (invalidJson !== undefined) {
-      result = { text: `The ${block.name} input is not valid JSON: ${invalidJson.slice(0, 200)}`, isError: true };
-    } else {
-      try {
-        result = await relayTools!.call(block.name, block.input, block.id);
-      } catch (err) {
-        if (ctx.signal.aborted) throw new Error('The session was stopped.');
-        result = { text: `askrelay could not run ${block.name}: ${err instanceof Error ? err.message : String(err)}`, isError: true };
-      }
-    }
+    const invalid = invalidJson !== undefined ? { invalid: `The ${block.name} input is not valid JSON: ${invalidJson.slice(0, 200)}` } : {};
+    const result = await runRelayTool(ctx, block.name, block.input, { toolCallId: block.id, ...invalid });
     // Stopped or shutting down while an approval card was open: nothing is recorded, so a
     // restart makes the call again (its card re-attaches through the tool call id).
-    if (ctx.signal.aborted) throw new Error('The session was stopped.');
-    ctx.log('tool', cut(`${block.name}: ${result.text}`, LOG_CHARS));
+    if (!result) throw new Error('The session was stopped.');
     return relayToolResultBlock(block.id, result);
   }
 

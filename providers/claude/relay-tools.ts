@@ -20,9 +20,6 @@ export function relayToolOfMcpName(name: string): string | undefined {
   return name.startsWith(MCP_PREFIX) ? name.slice(MCP_PREFIX.length) : undefined;
 }
 
-/** The relay tools that may open an approval card, so the turn waits on the human. */
-export const WAITING_RELAY_TOOLS: ReadonlySet<string> = new Set(['start_session', 'watch_session']);
-
 /** The relay tool definitions in the Messages API's form. */
 export function anthropicRelayTools(definitions: readonly RelayToolDefinition[]): Anthropic.Tool[] {
   return definitions.map((d) => ({ name: d.name, description: d.description, input_schema: d.inputSchema as Anthropic.Tool.InputSchema }));

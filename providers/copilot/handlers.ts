@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { defineTool } from '@github/copilot-sdk';
 import type { RunnerContext } from '../../src/sessions/runner.js';
-import type { RelayToolResult } from '../../src/sessions/relay-tool.js';
+import { runRelayTool, type RelayToolResult } from '../../src/sessions/relay-tool.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult, type UserInputRequest, type UserInputResponse } from './adapter.js';
 import { formCardDraft, formResult, type ElicitationRequest, type ElicitationResult } from './form.js';
 import { permissionDecision, permissionDraft, type PermissionRequest } from './approvals.js';
@@ -19,8 +19,8 @@ export interface CopilotState {
   /** Extension engine, form variant: the same for an open form. */
   pendingForm?: { toolCallId: string; request: ElicitationRequest };
   /**
-   * Extension engine: relay tool calls under way (start_session and watch_session wait on
-   * an approval card), so a restart can re-open that card and tell the model the outcome.
+   * Extension engine: relay tool calls under way that may wait on an approval card
+   * (start_session, watch_session), so a restart can re-open that card and tell the model the outcome.
    */
   pendingRelayCalls?: { toolCallId: string; name: string; args: unknown }[];
 }
@@ -66,23 +66,22 @@ export function copilotHandlers(ctx: RunnerContext, state: CopilotState) {
       parameters: copilotToolSchema(definition.inputSchema) as Record<string, unknown>,
       skipPermission: true,
       defer: 'never',
-      handler: async (args, invocation) => {
-        const { toolCallId } = invocation;
+      handler: async (args, { toolCallId }) => {
         // sdk engine: a restart finds the call itself pending (continuePendingWork). The
-        // extension engine's runtime drops it, so the call is kept here until it is done.
-        const track = ctx.session.engine === 'extension';
+        // extension engine's runtime drops it, so a call that may wait is kept here until it is done.
+        const track = ctx.session.engine === 'extension' && definition.waits;
         if (track) {
           state.pendingRelayCalls = [...(state.pendingRelayCalls ?? []), { toolCallId, name: definition.name, args }];
           ctx.saveState(state);
         }
-        const result = await runRelayTool(ctx, definition.name, args, toolCallId);
+        const result = await relayToolCall(ctx, definition.name, args, toolCallId);
         if (!result) return never<CopilotToolResult>();
         if (track) {
           state.pendingRelayCalls = state.pendingRelayCalls?.filter((call) => call.toolCallId !== toolCallId);
           if (!state.pendingRelayCalls?.length) delete state.pendingRelayCalls;
           ctx.saveState(state);
         }
-        return result;
+        return relayToolResult(result);
       },
     }),
   );
@@ -138,7 +137,7 @@ export function copilotHandlers(ctx: RunnerContext, state: CopilotState) {
   return { askUser, relayTools, onUserInputRequest, onPermissionRequest, onElicitationRequest };
 }
 
-type CopilotToolResult = string | { textResultForLlm: string; resultType: 'failure' };
+export type CopilotToolResult = string | { textResultForLlm: string; resultType: 'failure' };
 
 /** A relay tool result in the runtime's form: the text, or a failure the model reads verbatim. */
 export function relayToolResult(result: RelayToolResult): CopilotToolResult {
@@ -146,22 +145,13 @@ export function relayToolResult(result: RelayToolResult): CopilotToolResult {
 }
 
 /**
- * Runs one relay tool call for the runtime. Never throws (the model would read only "Tool
- * execution failed"). Undefined when the relay stopped while an approval card was open:
- * answer nothing then, so the call stays pending and a restart re-opens the same card
- * (same toolCallId).
+ * One relay tool call for the runtime (runRelayTool: never throws, since the model would read
+ * only "Tool execution failed"). Undefined when the relay stopped while an approval card was
+ * open: answer nothing then, so the call stays pending and a restart re-opens the same card
+ * (same toolCallId). The transcript line is the text alone.
  */
-export async function runRelayTool(ctx: RunnerContext, name: string, args: unknown, toolCallId: string): Promise<CopilotToolResult | undefined> {
-  try {
-    if (!ctx.relayTools) return { textResultForLlm: `The relay tool ${name} is not available in this session.`, resultType: 'failure' };
-    const result = await ctx.relayTools.call(name, args, toolCallId);
-    if (ctx.signal.aborted) return undefined;
-    ctx.log('tool', result.text);
-    return relayToolResult(result);
-  } catch (err) {
-    return { textResultForLlm: `askrelay could not run ${name}: ${(err as Error).message}`, resultType: 'failure' };
-  }
-}
+export const relayToolCall = (ctx: RunnerContext, name: string, args: unknown, toolCallId: string) =>
+  runRelayTool(ctx, name, args, { toolCallId, logName: false });
 
 /** A form's outcome as one line, for the transcript and for a message after a restart. */
 export function formText(result: ElicitationResult): string {

@@ -1,12 +1,12 @@
 import { createRequire } from 'node:module';
 import { CopilotClient, RuntimeConnection, type CopilotSession } from '@github/copilot-sdk';
 import { relayGuidance } from '../../src/sessions/guidance.js';
-import { isRelayTool } from '../../src/sessions/relay-tool.js';
+import { isRelayTool, relayToolRestartPrompt } from '../../src/sessions/relay-tool.js';
 import { missingKeyRunner, type Runner, type RunnerContext, type RunnerFactory } from '../../src/sessions/runner.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult } from './adapter.js';
 import { formCardDraft, formResult } from './form.js';
 import type { PermissionRequest } from './approvals.js';
-import { copilotHandlers, formText, never, RESTARTED, runRelayTool, type CopilotState } from './handlers.js';
+import { copilotHandlers, formText, never, relayToolCall, relayToolResult, RESTARTED, type CopilotState, type CopilotToolResult } from './handlers.js';
 import { ASK_USER } from './tool.js';
 
 // Copilot and OpenAI through @github/copilot-sdk. Engine `sdk`: askrelay's ask_user
@@ -140,9 +140,9 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
       await open(true);
       const notes: string[] = [];
       for (const call of pendingRelayCalls) {
-        const result = await runRelayTool(ctx, call.name, call.args, call.toolCallId);
+        const result = await relayToolCall(ctx, call.name, call.args, call.toolCallId);
         if (!result) return never<void>();
-        notes.push(`Your ${call.name} call was still open when askrelay restarted. Its result: ${typeof result === 'string' ? result : result.textResultForLlm}`);
+        notes.push(relayToolRestartPrompt(call.name, result, 'sentence'));
       }
       if (pendingRelayCalls.length) {
         delete state.pendingRelayCalls;
@@ -192,26 +192,26 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
   }
 
   async function deliver(s: CopilotSession, call: PendingCall): Promise<void> {
-    let result: string | { textResultForLlm: string; resultType: 'failure' };
-    if (call.toolName !== ASK_USER) {
-      // A relay tool call (start_session / watch_session waiting on its approval card): the
-      // same toolCallId re-opens the same card.
-      const relayResult = await runRelayTool(ctx, call.toolName, call.arguments, call.toolCallId);
-      if (!relayResult) return;
-      const done = await s.rpc.tools.handlePendingToolCall({ requestId: call.requestId, result: relayResult } as never);
-      if (!(done as { success?: boolean }).success) ctx.log('tool', `The result could not be handed to the resumed Copilot session (${call.toolCallId}).`);
-      return;
-    }
-    const parsed = toCardDraft(call.arguments);
-    if (!parsed.ok) result = { textResultForLlm: inputErrorText(parsed.error), resultType: 'failure' };
-    else {
-      const card = await ctx.ask({ ...parsed.draft, toolCallId: call.toolCallId });
-      if (card.status === 'pending') return;
-      result = toToolResult(card);
-      ctx.log('tool', result, card.id);
-    }
+    const result = await pendingResult(call);
+    if (result === undefined) return; // stopping under an open card: the call stays pending
     const done = await s.rpc.tools.handlePendingToolCall({ requestId: call.requestId, result } as never);
     if (!(done as { success?: boolean }).success) ctx.log('tool', `The answer could not be handed to the resumed Copilot session (${call.toolCallId}).`);
+  }
+
+  /** A pending call's result; the same toolCallId re-opens the same card. */
+  async function pendingResult(call: PendingCall): Promise<CopilotToolResult | undefined> {
+    if (call.toolName !== ASK_USER) {
+      // A relay tool call (start_session / watch_session waiting on its approval card).
+      const result = await relayToolCall(ctx, call.toolName, call.arguments, call.toolCallId);
+      return result && relayToolResult(result);
+    }
+    const parsed = toCardDraft(call.arguments);
+    if (!parsed.ok) return { textResultForLlm: inputErrorText(parsed.error), resultType: 'failure' };
+    const card = await ctx.ask({ ...parsed.draft, toolCallId: call.toolCallId });
+    if (card.status === 'pending') return undefined;
+    const text = toToolResult(card);
+    ctx.log('tool', text, card.id);
+    return text;
   }
 
   return {

@@ -1,4 +1,5 @@
 import OpenAI from 'openai';
+import { runRelayTool } from '../../src/sessions/relay-tool.js';
 import { missingKeyRunner, type Runner, type RunnerContext, type RunnerFactory } from '../../src/sessions/runner.js';
 import { assistantMessage, toolArguments, toolMessage, transcriptEntries, type GrokToolCall } from './adapter.js';
 import { grokSystemPrompt } from './tool.js';
@@ -64,11 +65,12 @@ function chatEngine(ctx: RunnerContext, endpoint: { baseUrl: string; apiKey: str
       const pending = unansweredCalls(state.messages);
       if (pending.length) {
         for (const call of pending) {
-          const text = await runTool(call);
-          if (text === undefined) return; // stopping under an open approval card: record nothing
-          state.messages.push(toolMessage(call.id, text));
+          const parsed = toolArguments(call);
+          const options = { toolCallId: call.id, logName: false, ...(parsed.ok ? {} : { invalid: parsed.text }) };
+          const result = await runRelayTool(ctx, call.function.name, parsed.ok ? parsed.args : undefined, options);
+          if (!result) return; // stopping under an open approval card: record nothing
+          state.messages.push(toolMessage(call.id, result.text));
           save();
-          ctx.log('tool', text);
         }
         continue;
       }
@@ -84,19 +86,6 @@ function chatEngine(ctx: RunnerContext, endpoint: { baseUrl: string; apiKey: str
       state.messages.push(assistantMessage(reply) as Message);
       save();
       for (const entry of transcriptEntries(reply)) ctx.log(entry.role, entry.text);
-    }
-  }
-
-  /** The text the model reads for one call; undefined when the session stopped meanwhile. */
-  async function runTool(call: GrokToolCall): Promise<string | undefined> {
-    if (!relayTools) return `There is no tool "${call.function.name}" in this session.`;
-    const parsed = toolArguments(call);
-    if (!parsed.ok) return parsed.text;
-    try {
-      const result = await relayTools.call(call.function.name, parsed.args, call.id);
-      return ctx.signal.aborted ? undefined : result.text;
-    } catch (err) {
-      return ctx.signal.aborted ? undefined : `askrelay could not run ${call.function.name}: ${(err as Error).message}`;
     }
   }
 
@@ -146,7 +135,7 @@ export function unansweredCalls(messages: readonly Message[]): GrokToolCall[] {
     }
   }
   if (at < 0) return [];
-  const calls = ((messages[at] as { tool_calls?: GrokToolCall[] }).tool_calls ?? []).filter((c) => c.type === 'function');
+  const calls = (messages[at] as { tool_calls?: GrokToolCall[] }).tool_calls ?? [];
   const answered = new Set(messages.slice(at + 1).flatMap((m) => (m.role === 'tool' ? [m.tool_call_id] : [])));
   return calls.filter((c) => !answered.has(c.id));
 }

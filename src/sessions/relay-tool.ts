@@ -6,11 +6,13 @@ import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { Session, StartSession } from './model.js';
 import { StartSessionSchema } from './model.js';
+import type { RunnerContext } from './runner.js';
 
 // The relay tool: what an agent uses to work with other sessions. Every session the relay
 // runs gets it in its provider's own form (providers/<id>/ turn RELAY_TOOLS into their tool
 // definitions), and MCP clients get it on /mcp. One implementation here, one principal per
 // call; the access rules (src/relay/access.ts) decide, and approval cards ask the human.
+// Runners hand their model's calls to runRelayTool (below), the one way every provider runs them.
 
 export const ListQuestionsInput = z.object({}).passthrough();
 export const AnswerQuestionInput = z.object({
@@ -30,23 +32,27 @@ export const RELAY_TOOLS = [
     name: 'list_questions',
     description: `Lists the questions (cards) that agent sessions are waiting on and that you may see, with their ids, options and whether you may answer them. ${ASK_HUMAN_FIRST}`,
     schema: ListQuestionsInput,
+    waits: false,
   },
   {
     name: 'answer_question',
     description: `Answers another session's pending question. cardId comes from list_questions; answers is either {questionId: {selected: [option labels], text?: "typed answer"}} or a plain-text reply such as "1", "PostgreSQL" or "1, 3". ${ASK_HUMAN_FIRST} Approval cards are the human's alone, and you never answer your own session's questions.`,
     schema: AnswerQuestionInput,
+    waits: false,
   },
   {
     name: 'start_session',
     description:
       'Starts a new agent session (provider claude, deepseek, copilot, openai or grok) with a prompt. The human must approve it first: this waits until they decide, and says whether the session was started and its id.',
     schema: StartSessionInput,
+    waits: true,
   },
   {
     name: 'watch_session',
     description:
       "Reads another session's transcript and its cards. The first time for a session the human must approve it (this waits until they decide); after that it answers at once.",
     schema: WatchSessionInput,
+    waits: true,
   },
 ] as const;
 
@@ -57,14 +63,19 @@ export interface RelayToolDefinition {
   name: RelayToolName;
   description: string;
   inputSchema: { type: 'object'; [key: string]: unknown };
+  /** The call may open an approval card, so it may wait on the human (days): runners keep it across a restart. */
+  waits: boolean;
 }
 
-export const RELAY_TOOL_DEFINITIONS: readonly RelayToolDefinition[] = RELAY_TOOLS.map(({ name, description, schema }) => {
+export const RELAY_TOOL_DEFINITIONS: readonly RelayToolDefinition[] = RELAY_TOOLS.map(({ name, description, schema, waits }) => {
   const { $schema: _drop, ...inputSchema } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
-  return { name, description, inputSchema: { ...inputSchema, type: 'object' as const } };
+  return { name, description, inputSchema: { ...inputSchema, type: 'object' as const }, waits };
 });
 
 export const isRelayTool = (name: string): name is RelayToolName => RELAY_TOOLS.some((tool) => tool.name === name);
+
+/** Whether a call of this relay tool may wait on an approval card (start_session, watch_session). */
+export const relayToolWaits = (name: string): boolean => RELAY_TOOLS.some((tool) => tool.name === name && tool.waits);
 
 /** What the model reads back: one text, an error or not. */
 export interface RelayToolResult {
@@ -81,6 +92,67 @@ export interface SessionsPort {
   get(id: string): Session;
   grantWatch(watcher: string, target: string): void;
   watches(watcher: string, target: string): boolean;
+}
+
+export interface RunRelayToolOptions {
+  /** The model's id for the call: an approval card it raises re-attaches through it after a restart. */
+  toolCallId?: string;
+  /** The model's input could not be read (not JSON): this sentence is the result, an error. */
+  invalid?: string;
+  /** The transcript line names the tool (`name: text`, the default), or is the text alone (Copilot, Grok). */
+  logName?: boolean;
+}
+
+const LOG_CHARS = 4000;
+
+/**
+ * Runs one of the model's relay tool calls for a session's runner. Never throws: an error
+ * becomes a sentence the model reads ("askrelay could not run <tool>: …"). Logs one `tool`
+ * transcript line, capped. Resolves undefined when the session was stopped (or the relay shut
+ * down) meanwhile: the runner then hands the model nothing and records nothing, so a restart
+ * makes the call again and its approval card re-attaches through the tool call id.
+ */
+export async function runRelayTool(
+  ctx: Pick<RunnerContext, 'relayTools' | 'signal' | 'log' | 'heartbeat'>,
+  name: string,
+  args: unknown,
+  options: RunRelayToolOptions = {},
+): Promise<RelayToolResult | undefined> {
+  ctx.heartbeat();
+  const result = await relayToolOutcome(ctx.relayTools, name, args, options);
+  if (ctx.signal.aborted) return undefined;
+  ctx.log('tool', cap(options.logName === false ? result.text : `${name}: ${result.text}`, LOG_CHARS));
+  return result;
+}
+
+async function relayToolOutcome(relayTools: RunnerContext['relayTools'], name: string, args: unknown, options: RunRelayToolOptions): Promise<RelayToolResult> {
+  if (!relayTools) return fail(`The relay tool ${name} is not available in this session.`);
+  if (options.invalid !== undefined) return fail(options.invalid);
+  try {
+    return await relayTools.call(name, args, options.toolCallId);
+  } catch (err) {
+    return fail(`askrelay could not run ${name}: ${err instanceof Error ? err.message : String(err)}`);
+  }
+}
+
+/**
+ * What the model reads after a restart about a relay tool call that was open (waiting on its
+ * approval card) when the relay stopped: the call was made again and this is its outcome.
+ * `heading`: the resumed session's prompt (Claude Code); `sentence`: one of the notes of the
+ * next user message (Copilot's extension engine).
+ */
+export function relayToolRestartPrompt(tool: string, result: RelayToolResult, style: 'heading' | 'sentence' = 'heading'): string {
+  if (style === 'sentence') return `Your ${tool} call was still open when askrelay restarted. Its result: ${result.text}`;
+  return `(askrelay restarted while your ${tool} call was open. ${result.isError ? 'It failed:' : 'Its result:'})\n${result.text}`;
+}
+
+/** Shortens `text` to at most `max` UTF-16 units, ending in "…"; never splits a surrogate pair. */
+function cap(text: string, max: number): string {
+  if (text.length <= max) return text;
+  let end = max - 1;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
+  return `${text.slice(0, end)}…`;
 }
 
 const ok = (text: string): RelayToolResult => ({ text, isError: false });

@@ -32,7 +32,8 @@ export interface RunnerContext {
   /**
    * The relay tool (list_questions, answer_question, start_session, watch_session) as this
    * session's agent; the runner offers the definitions to its model in the provider's form
-   * and hands each call here. Approval cards it raises make the turn wait like ask().
+   * and hands each call here (through runRelayTool in relay-tool.ts, which never throws, logs
+   * the call and tells a stopped session). Approval cards it raises make the turn wait like ask().
    */
   readonly relayTools?: {
     readonly definitions: readonly RelayToolDefinition[];

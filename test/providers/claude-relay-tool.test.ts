@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
-import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
+import { RELAY_TOOL_DEFINITIONS, relayToolRestartPrompt } from '../../src/sessions/relay-tool.js';
 import type { RunnerContext } from '../../src/sessions/runner.js';
-import { relayToolRestartPrompt } from '../../providers/claude/code-resume.js';
 import { messagesEngine } from '../../providers/claude/engine-messages.js';
 import {
   lastToolResult,
