@@ -125,7 +125,7 @@ export class RelayClient {
       });
     } catch (err) {
       const reason = describeFailure(err);
-      throw new UnreachableError(`cannot reach the relay at ${this.target.url} (${reason}); is "askrelay serve" running there? Set --url or ASKRELAY_URL.`, reason);
+      throw new UnreachableError(unreachableText(this.target.url, reason), reason);
     }
     let text: string;
     try {
@@ -153,10 +153,21 @@ export class RelayClient {
     const code = typeof error?.code === 'string' ? error.code : `http_${status}`;
     let message = typeof error?.message === 'string' ? error.message : `the relay answered HTTP ${status}${text ? `: ${text.slice(0, 200)}` : ''}`;
     if (status === 401) {
-      message = `the relay refused the token from ${this.target.tokenSource}; use the token "askrelay serve" printed (kept in its data folder's token file).`;
+      message = tokenRefusedText(this.target.tokenSource);
     }
     return new ApiError(status, code, message, body);
   }
+}
+
+/** The relay gave no answer at `url`; `reason` says what went wrong ("connect ECONNREFUSED …"). */
+export function unreachableText(url: string, reason: string): string {
+  return `cannot reach the relay at ${url} (${reason}); is "askrelay serve" running there? Set --url or ASKRELAY_URL.`;
+}
+
+/** The relay refused the token from `tokenSource`; with `url`, "the relay at <url> refused …". */
+export function tokenRefusedText(tokenSource: string, url?: string): string {
+  const relay = url ? `the relay at ${url}` : 'the relay';
+  return `${relay} refused the token from ${tokenSource}; use the token "askrelay serve" printed (kept in its data folder's token file).`;
 }
 
 function describeFailure(err: unknown): string {

@@ -11,7 +11,7 @@ import {
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { CALL_KEY } from '../relay/call-waits.js';
-import type { RelayTarget } from './client.js';
+import { tokenRefusedText, unreachableText, type RelayTarget } from './client.js';
 
 // The pipe behind `askrelay mcp`: every JSON-RPC message read from stdin is POSTed to the
 // relay's Streamable HTTP endpoint, and every message the relay sends back is written to
@@ -266,11 +266,7 @@ function requestIds(body: string): (string | number)[] {
 export function describe(err: unknown, target: RelayTarget, endpoint: URL): { text: string; fatal: boolean; lost: boolean } {
   if (err instanceof StreamableHTTPError) {
     if (err.code === 401 || err.code === 403) {
-      return {
-        text: `the relay at ${target.url} refused the token from ${target.tokenSource}; use the token "askrelay serve" printed (kept in its data folder's token file).`,
-        fatal: true,
-        lost: false,
-      };
+      return { text: tokenRefusedText(target.tokenSource, target.url), fatal: true, lost: false };
     }
     if (err.code === 404) {
       return { text: `the relay has no MCP endpoint or session at ${endpoint.href}: ${err.message}`, fatal: true, lost: true };
@@ -279,9 +275,5 @@ export function describe(err: unknown, target: RelayTarget, endpoint: URL): { te
   }
   const e = err as Error & { cause?: Error };
   const reason = e?.cause?.message || e?.message || String(err);
-  return {
-    text: `cannot reach the relay at ${target.url} (${reason}); is "askrelay serve" running there? Set --url or ASKRELAY_URL.`,
-    fatal: true,
-    lost: true,
-  };
+  return { text: unreachableText(target.url, reason), fatal: true, lost: true };
 }
