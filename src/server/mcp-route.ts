@@ -55,10 +55,11 @@ interface McpSession {
   lastSeen: number;
   active: number;
   closed: boolean;
-  /** Per running tools/call: aborted when the HTTP request carrying it goes away. */
-  gone: Map<string, AbortController>;
-  /** Per running tools/call: whether the HTTP response carrying its result was written in full. */
-  delivered: Map<string, Promise<boolean>>;
+  /**
+   * Per running tools/call: `gone` is aborted when the HTTP request carrying it goes away;
+   * `delivered`, whether the HTTP response carrying its result was written in full.
+   */
+  requests: Map<string, { gone: AbortController; delivered?: Promise<boolean> }>;
 }
 
 const requestKey = (id: string | number) => `${typeof id}:${id}`;
@@ -118,8 +119,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
       lastSeen: Date.now(),
       active: 0,
       closed: false,
-      gone: new Map(),
-      delivered: new Map(),
+      requests: new Map(),
     };
     server.onclose = () => {
       session.closed = true;
@@ -149,8 +149,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
         throw new McpError(ErrorCode.InvalidParams, `There is no tool "${name}"; this server offers ${names}.`);
       }
       const key = requestKey(extra.requestId);
-      const gone = session.gone.get(key) ?? new AbortController();
-      const delivered = session.delivered.get(key);
+      const { gone, delivered } = session.requests.get(key) ?? { gone: new AbortController() };
       const cancelled = new AbortController();
       // The SDK aborts a call both for notifications/cancelled and when the session closes;
       // the session is marked closed (onclose) right after its aborts, before this runs.
@@ -181,8 +180,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
       } finally {
         session.active -= 1;
         session.lastSeen = Date.now();
-        session.gone.delete(key);
-        session.delivered.delete(key);
+        session.requests.delete(key);
       }
     });
 
@@ -224,22 +222,19 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
         if (typeof message.id === 'string' || typeof message.id === 'number') {
           const key = requestKey(message.id);
           calls.push(key);
-          session.gone.set(key, new AbortController());
+          session.requests.set(key, { gone: new AbortController() });
         }
       }
       if (calls.length) {
-        req.signal.addEventListener('abort', () => calls.forEach((key) => session.gone.get(key)?.abort()), { once: true });
+        req.signal.addEventListener('abort', () => calls.forEach((key) => session.requests.get(key)?.gone.abort()), { once: true });
         const written = responseWritten(c.env?.outgoing);
-        calls.forEach((key) => session.delivered.set(key, written));
+        calls.forEach((key) => (session.requests.get(key)!.delivered = written));
       }
     }
 
     const response = await session.transport.handleRequest(req, parsedBody !== undefined ? { parsedBody } : undefined);
     if (response.status !== 200) {
-      calls.forEach((key) => {
-        session.gone.delete(key);
-        session.delivered.delete(key);
-      });
+      calls.forEach((key) => session.requests.delete(key));
     }
     if (!session.id && !session.closed) await session.server.close();
     return response;
