@@ -2,7 +2,7 @@ import { sign } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { discordChannel } from '../../src/channels/discord/index.js';
 import { NOT_AN_ANSWERER } from '../../src/channels/inbox.js';
-import { startChannelHarness, type ChannelHarness } from '../support/channel-harness.js';
+import { startChannelHarness, stopHarnessAndFake, type ChannelHarness } from '../support/channel-harness.js';
 import { startTestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 import {
@@ -53,10 +53,7 @@ beforeEach(async () => {
   app = discordApp();
   h = await start();
 });
-afterEach(async () => {
-  await h.stop();
-  await fake.close();
-});
+afterEach(() => stopHarnessAndFake(h, fake));
 
 describe('discord channel', () => {
   it('posts a single-choice card with buttons; a press answers it and the message is edited once', async () => {

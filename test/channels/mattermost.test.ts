@@ -5,7 +5,7 @@ import { NOT_AN_ANSWERER } from '../../src/channels/inbox.js';
 import { MattermostApi } from '../../src/channels/mattermost/client.js';
 import { mattermostChannel } from '../../src/channels/mattermost/index.js';
 import { startMattermostApi, type MattermostFake, type StoredPost } from '../fakes/mattermost-api.js';
-import { startChannelHarness, type ChannelHarness } from '../support/channel-harness.js';
+import { startChannelHarness, stopHarnessAndFake, type ChannelHarness } from '../support/channel-harness.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -31,10 +31,7 @@ beforeEach(async () => {
   await waitUntil(() => fake.requests.some((r) => r.path.endsWith('/posts') && r.method === 'GET'), 'the first poll');
 });
 
-afterEach(async () => {
-  await h.stop();
-  await fake.close();
-});
+afterEach(() => stopHarnessAndFake(h, fake));
 
 function start(dataDir?: string): Promise<ChannelHarness> {
   return startChannelHarness({

@@ -2,7 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { NOT_AN_ANSWERER } from '../../src/channels/inbox.js';
 import { slackChannel } from '../../src/channels/slack/index.js';
 import { deliver, slackHeaders, startFakeSlack, type FakeSlack } from '../fakes/slack-api.js';
-import { startChannelHarness, type ChannelHarness } from '../support/channel-harness.js';
+import { startChannelHarness, stopHarnessAndFake, type ChannelHarness } from '../support/channel-harness.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // The Slack channel against a local Slack Web API: @slack/web-api's real WebClient, signed
@@ -39,10 +39,7 @@ beforeEach(async () => {
   fake = await startFakeSlack();
   h = await start();
 });
-afterEach(async () => {
-  await h.stop();
-  await fake.close();
-});
+afterEach(() => stopHarnessAndFake(h, fake));
 
 describe('slack channel', () => {
   it('posts a single-choice card with Block Kit buttons, the way @slack/web-api sends it', async () => {

@@ -4,7 +4,7 @@ import { NOT_AN_ANSWERER } from '../../src/channels/inbox.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { telegramChannel } from '../../src/channels/telegram/index.js';
-import { startChannelHarness, type ChannelHarness } from '../support/channel-harness.js';
+import { startChannelHarness, stopHarnessAndFake, type ChannelHarness } from '../support/channel-harness.js';
 import { runCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -38,10 +38,7 @@ beforeEach(async () => {
   fake = await startFakeTelegram({ token: TOKEN, chat: CHAT });
   h = await start();
 });
-afterEach(async () => {
-  await h.stop();
-  await fake.close();
-});
+afterEach(() => stopHarnessAndFake(h, fake));
 
 describe('telegram channel', () => {
   it('posts a single-choice card with buttons; a tap answers it and the message is edited once', async () => {

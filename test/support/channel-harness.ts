@@ -109,3 +109,12 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
   };
   return harness;
 }
+
+/**
+ * A channel test file's afterEach: stops the harness the test ended with (after a restart, the
+ * new one), then the platform's fake.
+ */
+export async function stopHarnessAndFake(h: ChannelHarness, fake: { close(): Promise<void> }): Promise<void> {
+  await h.stop();
+  await fake.close();
+}
