@@ -44,7 +44,8 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   }
   if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}". Run "askrelay mcp --help".`);
   const dialect = (values.dialect ?? 'cursor') as Dialect;
-  if (!(dialect in DIALECT_PATHS)) throw new UsageError(`--dialect must be cursor or openclaw, not "${values.dialect}".`);
+  // Own keys only: `in` would take "toString" and the rest of Object.prototype.
+  if (!Object.hasOwn(DIALECT_PATHS, dialect)) throw new UsageError(`--dialect must be cursor or openclaw, not "${values.dialect}".`);
   const target = findRelay(values.url);
   const reconnectFor = process.env.ASKRELAY_MCP_RECONNECT ? parseDuration(process.env.ASKRELAY_MCP_RECONNECT) : RECONNECT_FOR_MS;
   const code = await runBridge(target, new URL(DIALECT_PATHS[dialect], target.url), reconnectFor);

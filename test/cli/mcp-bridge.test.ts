@@ -225,4 +225,11 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
     expect(await b.exited).toBe(1);
     expect(b.stderr()).toMatch(/--dialect must be cursor or openclaw/);
   });
+
+  it('refuses a dialect named like an Object.prototype member (exit 1)', async () => {
+    const b = bridge(env(), ['--dialect', 'toString']);
+    await expect(b.client.connect(b.transport)).rejects.toThrow();
+    expect(await b.exited).toBe(1);
+    expect(b.stderr()).toMatch(/--dialect must be cursor or openclaw, not "toString"/);
+  });
 });
