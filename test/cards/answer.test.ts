@@ -3,32 +3,17 @@ import { checkAnswer, sameAnswer } from '../../src/cards/answer.js';
 import { normalizeQuestions } from '../../src/cards/draft.js';
 import type { Card } from '../../src/cards/model.js';
 import { findCredential } from '../../src/cards/secrets.js';
+import { cardOf } from '../support/card-fixture.js';
 import { codeOf } from '../support/refusal.js';
 
-function card(overrides: Partial<Card> = {}): Card {
-  return {
-    id: 'c_1',
-    sessionId: null,
-    provider: 'api',
-    tool: 'cards',
-    origin: 'relay',
-    kind: 'question',
-    layout: 'steps',
-    questions: normalizeQuestions(
-      [
-        { id: 'db', text: 'Which DB?', options: ['PostgreSQL', 'SQLite'] },
-        { id: 'extras', text: 'Extras?', options: ['Cache', 'Queue', 'Search'], multiSelect: true },
-      ],
-      'steps',
-    ),
-    selectSeveral: false,
-    relayMode: 'autopilot',
-    status: 'pending',
-    createdAt: '2026-01-01T00:00:00.000Z',
-    expiresAt: '2026-01-01T08:00:00.000Z',
-    ...overrides,
-  };
-}
+const card = (overrides: Partial<Card> = {}) =>
+  cardOf(
+    [
+      { id: 'db', text: 'Which DB?', options: ['PostgreSQL', 'SQLite'] },
+      { id: 'extras', text: 'Extras?', options: ['Cache', 'Queue', 'Search'], multiSelect: true },
+    ],
+    overrides,
+  );
 
 
 describe('checkAnswer', () => {

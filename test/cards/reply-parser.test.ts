@@ -1,28 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeQuestions } from '../../src/cards/draft.js';
 import type { Card, QuestionInput } from '../../src/cards/model.js';
 import { parseReply } from '../../src/cards/reply-parser.js';
 import { RelayError } from '../../src/errors.js';
+import { cardOf } from '../support/card-fixture.js';
 
 // Golden tests for the plain-text reply parser (OpenClaw's rules, DESIGN.md).
 
-function card(questions: QuestionInput[], selectSeveral = false): Card {
-  return {
-    id: 'c_1',
-    sessionId: null,
-    provider: 'api',
-    tool: 'cards',
-    origin: 'relay',
-    kind: 'question',
-    layout: 'steps',
-    questions: normalizeQuestions(questions, 'steps'),
-    selectSeveral,
-    relayMode: 'autopilot',
-    status: 'pending',
-    createdAt: '2026-01-01T00:00:00.000Z',
-    expiresAt: '2026-01-01T08:00:00.000Z',
-  };
-}
+const card = (questions: QuestionInput[], selectSeveral = false) => cardOf(questions, { selectSeveral });
 
 const db = card([{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite', 'Use MySQL'] }]);
 const colors = card([{ text: 'Colors?', options: ['Red', 'Green', 'Blue'], multiSelect: true }]);
