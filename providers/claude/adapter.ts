@@ -1,6 +1,7 @@
 import { isOtherOption } from '../../src/cards/draft.js';
 import { LIMITS, type AnswerEntry, type Card, type CardDraft, type QuestionInput } from '../../src/cards/model.js';
-import { cut, isRecord } from './text.js';
+import { clip } from '../../src/cards/text.js';
+import { isRecord } from './text.js';
 import { ASK_USER_QUESTION, AskUserQuestionInputSchema, type AskUserQuestionInput, type AskUserQuestionQuestion } from './tool.js';
 
 // Claude's adapter: pure functions between Claude Code's AskUserQuestion and the relay's
@@ -34,17 +35,17 @@ function shownOptions(q: AskUserQuestionQuestion): ShownOption[] {
   for (const option of q.options) {
     const trimmed = option.label.trim();
     if (isOtherOption(trimmed)) continue;
-    let label = cut(trimmed, LIMITS.labelChars);
+    let label = clip(trimmed, LIMITS.labelChars);
     for (let n = 2; taken.has(label.toLowerCase()); n++) {
       const suffix = ` (${n})`;
-      label = cut(trimmed, LIMITS.labelChars - suffix.length) + suffix;
+      label = clip(trimmed, LIMITS.labelChars - suffix.length) + suffix;
     }
     taken.add(label.toLowerCase());
     const description = option.description?.trim();
     shown.push({
       label,
       source: option.label,
-      ...(description ? { description: cut(description, LIMITS.descriptionChars) } : {}),
+      ...(description ? { description: clip(description, LIMITS.descriptionChars) } : {}),
     });
   }
   return shown;
@@ -57,8 +58,8 @@ function shownQuestion(q: AskUserQuestionQuestion, index: number): QuestionInput
   const header = q.header?.trim();
   return {
     id: questionId(index),
-    ...(header ? { header: cut(header, HEADER_CHARS) } : {}),
-    text: cut(q.question.trim(), LIMITS.textChars),
+    ...(header ? { header: clip(header, HEADER_CHARS) } : {}),
+    text: clip(q.question.trim(), LIMITS.textChars),
     options: options.map(({ label, description }) => (description ? { label, description } : { label })),
     // Dropping "Other" may leave a single option, and the card cannot multi-select one.
     multiSelect: q.multiSelect === true && options.length >= 2,

@@ -1,6 +1,7 @@
 import type { PermissionResult } from '@anthropic-ai/claude-agent-sdk';
 import { LIMITS, type Card, type CardDraft } from '../../src/cards/model.js';
-import { cut, isRecord } from './text.js';
+import { clip } from '../../src/cards/text.js';
+import { isRecord } from './text.js';
 import { EXIT_PLAN_MODE } from './tool.js';
 
 // Approval cards for the code engine, pure: ExitPlanMode's plan approval and the approval of
@@ -22,7 +23,7 @@ function planText(input: unknown): string {
   // A card holds at most LIMITS.textChars; say where the rest is instead of hiding the cut.
   const path = typeof record.planFilePath === 'string' && record.planFilePath.length <= 500 ? record.planFilePath : undefined;
   const note = `\n\n[The plan is cut here: it is longer than a card can show.${path ? ` The whole plan is in ${path}.` : ''}]`;
-  return cut(full, LIMITS.textChars - note.length) + note;
+  return clip(full, LIMITS.textChars - note.length) + note;
 }
 
 /** The approval card for Claude Code's ExitPlanMode (`input.plan` is filled in by Claude Code). */
@@ -92,7 +93,7 @@ export function summarizeToolInput(tool: string, input: Record<string, unknown>)
   } else {
     text = JSON.stringify(input, null, 2) ?? '';
   }
-  return cut(text || tool, SUMMARY_CHARS);
+  return clip(text || tool, SUMMARY_CHARS);
 }
 
 export function toolApprovalDraft(tool: string, input: Record<string, unknown>, title?: string): CardDraft {
@@ -100,11 +101,11 @@ export function toolApprovalDraft(tool: string, input: Record<string, unknown>, 
     kind: 'approval',
     tool,
     origin: 'native',
-    ...(title ? { title: cut(title, 200) } : {}),
+    ...(title ? { title: clip(title, 200) } : {}),
     questions: [
       {
         id: 'approve',
-        header: cut(tool, 60),
+        header: clip(tool, 60),
         text: `Allow ${tool}?\n\n${summarizeToolInput(tool, input)}`,
         options: [{ label: 'Allow' }, { label: 'Deny' }],
         multiSelect: false,

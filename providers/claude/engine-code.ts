@@ -7,7 +7,7 @@ import { toCardDraft, toolInputError, toUpdatedInput } from './adapter.js';
 import { planApprovalDraft, planDecision, toolApprovalDraft, toolDecision } from './approvals.js';
 import { RESTART_CONTINUE, restartCard } from './code-resume.js';
 import { RELAY_MCP_SERVER, relayMcpServer, relayMcpToolName, relayToolOfMcpName } from './relay-tools.js';
-import { cut } from './text.js';
+import { clip } from '../../src/cards/text.js';
 import { ASK_USER_QUESTION, EXIT_PLAN_MODE } from './tool.js';
 
 // The `code` engine: Claude Code itself (through @anthropic-ai/claude-agent-sdk) runs the
@@ -224,7 +224,7 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
         const cardId = cardOfToolUse.get(block.tool_use_id);
         if (!cardId) continue;
         cardOfToolUse.delete(block.tool_use_id);
-        ctx.log('tool', cut(contentText(block.content), LOG_CHARS), cardId);
+        ctx.log('tool', clip(contentText(block.content), LOG_CHARS), cardId);
       }
     } else if (message.type === 'result' && !interrupted && !ctx.signal.aborted) {
       if (message.subtype !== 'success') {
@@ -289,7 +289,7 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
     const { text, allowAgain } = pending.answer(card);
     if (allowAgain) allowedAgain = { tool, input: JSON.stringify(input) };
     cardOfToolUse.delete(id);
-    ctx.log('tool', cut(text, LOG_CHARS), card.id);
+    ctx.log('tool', clip(text, LOG_CHARS), card.id);
     return run({ prompt: text, resume: sessionId });
   }
 

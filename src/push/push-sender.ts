@@ -6,6 +6,7 @@ import type { PushConfig } from './push-config.js';
 import { PushQueue, type AttemptResult } from './push-queue.js';
 import type { PushSubscriptionRecord, PushSubscriptionStore } from '../store/push-subscription-store.js';
 import type { VapidKeys } from './vapid-keys.js';
+import { clip } from '../cards/text.js';
 
 // Turns the relay's card events into Web Push messages. A new card sends one notification
 // to every subscription (header, question text, and the page URL of the card); a card that
@@ -25,16 +26,14 @@ const CLOSE_TTL_SECONDS = 24 * 3600;
 const VAPID_VALID_SECONDS = 12 * 3600;
 const VAPID_REUSE_MS = 3600 * 1000;
 
-const cut = (text: string, max: number) => (text.length > max ? `${text.slice(0, max - 1)}…` : text);
-
 export function cardPayload(card: Card): PushPayload {
   const first = card.questions[0];
   const more = card.questions.length > 1 ? ` (+${card.questions.length - 1} more)` : '';
   return {
     type: 'card',
     cardId: card.id,
-    title: cut(first?.header?.trim() || card.title?.trim() || 'A question for you', TITLE_CHARS),
-    body: cut(`${first?.text ?? ''}${more}`, BODY_CHARS),
+    title: clip(first?.header?.trim() || card.title?.trim() || 'A question for you', TITLE_CHARS),
+    body: clip(`${first?.text ?? ''}${more}`, BODY_CHARS),
     url: `/#card=${encodeURIComponent(card.id)}`,
     expiresAt: card.expiresAt,
   };

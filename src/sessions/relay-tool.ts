@@ -7,6 +7,7 @@ import type { CardAccess } from '../relay/card-access.js';
 import type { Session, StartSession } from './model.js';
 import { StartSessionSchema } from './model.js';
 import type { RunnerContext } from './runner.js';
+import { clip } from '../cards/text.js';
 
 // The relay tool: what an agent uses to work with other sessions. Every session the relay
 // runs gets it in its provider's own form (providers/<id>/ turn RELAY_TOOLS into their tool
@@ -121,7 +122,7 @@ export async function runRelayTool(
   ctx.heartbeat();
   const result = await relayToolOutcome(ctx.relayTools, name, args, options);
   if (ctx.signal.aborted) return undefined;
-  ctx.log('tool', cap(options.logName === false ? result.text : `${name}: ${result.text}`, LOG_CHARS));
+  ctx.log('tool', clip(options.logName === false ? result.text : `${name}: ${result.text}`, LOG_CHARS));
   return result;
 }
 
@@ -147,13 +148,6 @@ export function relayToolRestartPrompt(tool: string, result: RelayToolResult, st
 }
 
 /** Shortens `text` to at most `max` UTF-16 units, ending in "…"; never splits a surrogate pair. */
-function cap(text: string, max: number): string {
-  if (text.length <= max) return text;
-  let end = max - 1;
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end -= 1;
-  return `${text.slice(0, end)}…`;
-}
 
 const ok = (text: string): RelayToolResult => ({ text, isError: false });
 const fail = (text: string): RelayToolResult => ({ text, isError: true });
