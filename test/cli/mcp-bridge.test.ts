@@ -9,7 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { MCP_TOOLS } from '../support/mcp-tools.js';
+import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
 
 // askrelay mcp: the stdio bridge, spawned by the real MCP SDK client (StdioClientTransport)
 // exactly as Cursor or Claude Code would spawn it, forwarding to a real relay's /mcp.
@@ -64,18 +64,8 @@ function bridge(env: Record<string, string>, args: string[] = []): Bridge {
 
 const env = () => ({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: relay.token });
 
-const seen = new Set<string>();
-async function nextCard(): Promise<Card> {
-  for (let i = 0; i < 500; i++) {
-    const card = relay.relay.list({ status: 'pending' }).find((c) => c.provider === 'cursor' && !seen.has(c.id));
-    if (card) {
-      seen.add(card.id);
-      return card;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('no card was asked');
-}
+const askedByCursor = cardsAskedBy('cursor', 500);
+const nextCard = () => askedByCursor(relay.relay);
 
 async function nextCardOn(target: TestRelay): Promise<Card> {
   for (let i = 0; i < 500; i++) {

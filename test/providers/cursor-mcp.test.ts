@@ -4,7 +4,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { ASK_USER_INPUT_SCHEMA, ASK_USER_OUTPUT_SCHEMA } from '../../providers/cursor/index.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { MCP_TOOLS } from '../support/mcp-tools.js';
+import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
 
 // The Cursor dialect of ask_user at /mcp, driven by the real MCP SDK client over Streamable
 // HTTP and answered through the HTTP API, as a person on any surface would.
@@ -33,19 +33,9 @@ async function connect(target: TestRelay = relay, token: string | undefined = ta
   return { client, transport };
 }
 
-const seen = new Set<string>();
+const askedByCursor = cardsAskedBy('cursor', 200);
 /** The next card asked through /mcp (polls the relay). */
-async function nextCard(target: TestRelay = relay): Promise<Card> {
-  for (let i = 0; i < 200; i++) {
-    const card = target.relay.list({ status: 'pending' }).find((c) => c.provider === 'cursor' && !seen.has(c.id));
-    if (card) {
-      seen.add(card.id);
-      return card;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('no card was asked');
-}
+const nextCard = (target: TestRelay = relay) => askedByCursor(target.relay);
 
 async function answer(id: string, answers: unknown, target: TestRelay = relay) {
   const res = await target.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });

@@ -17,7 +17,7 @@ import { mcpRoute } from '../../src/server/mcp-route.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { MCP_TOOLS } from '../support/mcp-tools.js';
+import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
 
 // OpenClaw's ask_user at /mcp/openclaw, driven by the real MCP SDK client over Streamable
 // HTTP and answered through the HTTP API. Results are pinned exactly (golden).
@@ -46,18 +46,8 @@ async function connect(url: string = relay.url, token: string | undefined = rela
   return { client, transport };
 }
 
-const seen = new Set<string>();
-async function nextCard(target: Relay = relay.relay): Promise<Card> {
-  for (let i = 0; i < 200; i++) {
-    const card = target.list({ status: 'pending' }).find((c) => c.provider === 'openclaw' && !seen.has(c.id));
-    if (card) {
-      seen.add(card.id);
-      return card;
-    }
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('no card was asked');
-}
+const askedByOpenclaw = cardsAskedBy('openclaw', 200);
+const nextCard = (target: Relay = relay.relay) => askedByOpenclaw(target);
 
 async function answer(id: string, answers: unknown) {
   const res = await relay.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });
