@@ -18,6 +18,7 @@ import {
   type ScriptedReply,
 } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { sessionApi } from '../support/session-api.js';
 import { waitUntil } from '../support/wait-until.js';
 import { claudeRelayEnv, dbQuestion } from './claude-fixtures.js';
 
@@ -103,15 +104,7 @@ describe.each(['messages', 'code'] as const)('the %s engine', (engine) => {
     expect(res.status).toBe(201);
     return (await res.json()) as Session;
   };
-  const session = async (id: string) => (await (await relay.api(`/api/sessions/${id}`)).json()) as Session;
-  const pendingCard = (id: string) =>
-    waitUntil(async () => ((await (await relay.api(`/api/cards?sessionId=${id}&status=pending`)).json()) as { cards: Card[] }).cards[0], `a card of ${id}`);
-  const done = (id: string) =>
-    waitUntil(async () => {
-      const s = await session(id);
-      if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
-      return s.status === 'idle' && s.transcript!.at(-1)?.role === 'assistant' ? s : undefined;
-    }, `${id} done`, 60_000);
+  const { session, pendingCard, done } = sessionApi(() => relay, { waitMs: 60_000 });
 
   it('list_questions reads the JSON of what it may see; answer_question on a card it may not answer, or with bad input, reads a refusal (is_error)', async () => {
     // Two sessions wait on a question (on the messages engine, which is quick): one lets agents answer, one does not.
