@@ -50,6 +50,12 @@ describe('askrelay tui in tmux', () => {
     return (await res.json()) as Card;
   }
   const get = async (id: string) => (await (await relay.api(`api/cards/${id}`)).json()) as Card;
+  /** The card once the relay has its answer. */
+  const answeredCard = (id: string) =>
+    waitUntil(async () => {
+      const c = await get(id);
+      return c.status === 'answered' && c;
+    }, 'the answer at the relay');
 
   it('answers a single-choice card picked with the arrow keys', async () => {
     await shows('No pending cards');
@@ -61,10 +67,7 @@ describe('askrelay tui in tmux', () => {
     keys('Down');
     await shows('> 2. postgres');
     keys('Enter');
-    const answered = await waitUntil(async () => {
-      const c = await get(card.id);
-      return c.status === 'answered' && c;
-    }, 'the answer at the relay');
+    const answered = await answeredCard(card.id);
     expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: ['postgres'] } });
     expect(answered.answeredBy?.surface).toBe('cli');
     await shows(`Answered ${card.id.slice(0, 12)}`);
@@ -82,10 +85,7 @@ describe('askrelay tui in tmux', () => {
     keys('Space');
     await shows('[x] rust');
     keys('Enter');
-    const answered = await waitUntil(async () => {
-      const c = await get(card.id);
-      return c.status === 'answered' && c;
-    }, 'the answer at the relay');
+    const answered = await answeredCard(card.id);
     expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: ['ts', 'rust'] } });
   });
 
@@ -99,10 +99,7 @@ describe('askrelay tui in tmux', () => {
     keys('-l', 'gamma ray');
     await shows('Your answer: gamma ray_');
     keys('Enter');
-    const answered = await waitUntil(async () => {
-      const c = await get(card.id);
-      return c.status === 'answered' && c;
-    }, 'the answer at the relay');
+    const answered = await answeredCard(card.id);
     expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: [], text: 'gamma ray' } });
   });
 
@@ -144,10 +141,7 @@ describe('askrelay tui in tmux', () => {
     keys('Enter');
     await shows('> 2. Postgres', 'the prompt reopened again');
     keys('Enter');
-    const answered = await waitUntil(async () => {
-      const c = await get(card.id);
-      return c.status === 'answered' && c;
-    }, 'the answer at the relay');
+    const answered = await answeredCard(card.id);
     expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: ['Postgres'] } });
     await shows(`Answered ${card.id}: Postgres`, 'the resolution line');
   });
@@ -159,10 +153,7 @@ describe('askrelay tui in tmux', () => {
     await shows('› linux, 3_');
     await shows(`Enter answers 1. Which platforms? (${card.id})`);
     keys('Enter');
-    const answered = await waitUntil(async () => {
-      const c = await get(card.id);
-      return c.status === 'answered' && c;
-    }, 'the answer at the relay');
+    const answered = await answeredCard(card.id);
     expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: ['Linux', 'Windows'] } });
     expect(answered.answeredBy?.surface).toBe('cli');
     await shows(`Answered ${card.id}: Linux, Windows`, 'the resolution line');
@@ -182,7 +173,7 @@ describe('askrelay tui in tmux', () => {
     keys('Enter');
     await shows('> 1. yes');
     keys('2');
-    await waitUntil(async () => (await get(card.id)).status === 'answered', 'the answer at the relay');
+    await answeredCard(card.id);
   });
 
   it('quits with q', async () => {
