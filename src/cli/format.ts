@@ -1,4 +1,7 @@
 import type { AnswerEntry, Card, Question } from '../cards/model.js';
+import { clip } from '../cards/text.js';
+
+export { clip };
 
 // How cards and answers look in a terminal.
 
@@ -40,11 +43,6 @@ export function optionsText(q: Question): string {
 /** The text on one line: each run of whitespace (newlines too) one space, none at the ends. */
 export function oneLine(text: string): string {
   return text.replace(/\s+/g, ' ').trim();
-}
-
-/** At most `max` characters: a longer text ends in "…". */
-export function clip(text: string, max: number): string {
-  return text.length > max ? `${text.slice(0, Math.max(0, max - 1))}…` : text;
 }
 
 /** The text on one line, at most `max` characters. */
