@@ -84,11 +84,11 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   });
   sessions.recover();
   const app = createApp({
-    relay,
     access,
     audit: store.audit,
     sessions,
     token,
+    calls: store.calls,
     mcpDialects: MCP_DIALECTS,
     push: { publicKey: vapid.publicKey, subscriptions: store.push },
     channels: { webhooks: channels.routes(), status: () => channels.status() },

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AnsweredBy, Card, CardDraft } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { Relay } from './relay.js';
+import type { CallStore } from '../store/call-store.js';
 
 // The I/O around one tool call that asks over a connection that may come and go (MCP):
 // make (or re-attach to) the card, keep the client alive with progress while it waits,
@@ -68,7 +69,7 @@ type JsonSchema = { type: 'object'; [key: string]: unknown };
 export interface McpDialect {
   tool: { name: string; title: string; description: string; inputSchema: JsonSchema; outputSchema?: JsonSchema };
   /** Makes the caller for one route; a call returns the tool result (or an isError result). */
-  waits(relay: Relay, timing: CallTiming): { call(call: ToolCall): Promise<unknown> };
+  waits(relay: Relay, calls: CallStore, timing: CallTiming): { call(call: ToolCall): Promise<unknown> };
 }
 
 /**
@@ -87,7 +88,7 @@ export function askDialect<Result, Failure>(
       inputSchema: tool.inputSchema as JsonSchema,
       outputSchema: tool.outputSchema as JsonSchema,
     },
-    waits: (relay, timing) => new CallWaits(relay, adapter, timing),
+    waits: (relay, calls, timing) => new CallWaits(relay, calls, adapter, timing),
   };
 }
 
@@ -98,12 +99,14 @@ export class CallWaits<Result, Failure> {
 
   constructor(
     private readonly relay: Relay,
+    /** Which card each call waits on, kept next to the cards (see call-store.ts). */
+    private readonly calls: CallStore,
     private readonly dialect: CallDialect<Result, Failure>,
     readonly timing: CallTiming = DEFAULT_TIMING,
   ) {
     // Cards whose calls were cut off by a restart: their clients get the grace to re-send.
-    this.relay.calls.prune(this.relay.now());
-    for (const cardId of this.relay.calls.orphans(dialect.PROVIDER)) this.cancelLater(cardId);
+    this.calls.prune(this.relay.now());
+    for (const cardId of this.calls.orphans(dialect.PROVIDER)) this.cancelLater(cardId);
   }
 
   async call(call: ToolCall): Promise<Result | Failure> {
@@ -137,7 +140,7 @@ export class CallWaits<Result, Failure> {
     void (call.delivered ?? Promise.resolve(true)).then((written) => {
       if (!written) return;
       try {
-        this.relay.calls.delivered(cardId, this.relay.now());
+        this.calls.delivered(cardId, this.relay.now());
       } catch {
         // The store closed meanwhile (shutdown): the record stays open, which only costs a re-ask.
       }
@@ -147,7 +150,7 @@ export class CallWaits<Result, Failure> {
 
   /** An earlier call's card this call takes over, if any (see the top of this file). */
   private attach(call: ToolCall, hash: string): Card | undefined {
-    const candidates = this.relay.calls.open(this.dialect.PROVIDER, hash, call.clientKey);
+    const candidates = this.calls.open(this.dialect.PROVIDER, hash, call.clientKey);
     for (const { cardId, clientKey } of candidates) {
       const sameClient = call.clientKey !== undefined && clientKey === call.clientKey;
       if (!sameClient && this.waiting.has(cardId)) continue;
@@ -169,7 +172,7 @@ export class CallWaits<Result, Failure> {
       sessionId: call.sessionId ?? null,
       ...(call.askedBy ? { askedBy: call.askedBy } : {}),
     });
-    this.relay.calls.record({ cardId: card.id, dialect: this.dialect.PROVIDER, argsHash: hash, clientKey: call.clientKey }, this.relay.now());
+    this.calls.record({ cardId: card.id, dialect: this.dialect.PROVIDER, argsHash: hash, clientKey: call.clientKey }, this.relay.now());
     return card;
   }
 

@@ -3,7 +3,6 @@ import { checkAnswer, sameAnswer } from '../cards/answer.js';
 import { normalizeQuestions } from '../cards/draft.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus } from '../cards/model.js';
 import { RelayError } from '../errors.js';
-import type { CallStore } from '../store/call-store.js';
 import type { CardFilter, CardStore } from '../store/store.js';
 import { MAX_TIMER_MS, systemClock, type Clock } from './clock.js';
 import { Deadlines } from './deadlines.js';
@@ -37,8 +36,6 @@ export function cardIdFor(sessionId: string | null | undefined, toolCallId?: str
 
 export class Relay {
   readonly events: RelayEvents;
-  /** The MCP calls' cards (see call-waits.ts). */
-  readonly calls: CallStore;
   private readonly store: CardStore;
   private readonly clock: Clock;
   private readonly waits: RelayOptions['waits'];
@@ -47,7 +44,6 @@ export class Relay {
 
   constructor(options: RelayOptions) {
     this.store = options.store;
-    this.calls = options.store.calls;
     this.clock = options.clock ?? systemClock;
     this.events = options.events ?? new RelayEvents();
     this.waits = options.waits;

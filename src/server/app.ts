@@ -3,9 +3,9 @@ import type { Card } from '../cards/model.js';
 import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { RelayEventName } from '../relay/events.js';
-import type { Relay } from '../relay/relay.js';
 import type { Session } from '../sessions/model.js';
 import type { AuditStore } from '../store/audit-store.js';
+import type { CallStore } from '../store/call-store.js';
 import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { VERSION } from '../version.js';
@@ -20,14 +20,15 @@ import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
 
 export interface AppOptions {
-  relay: Relay;
-  /** The cards as each caller may see them (the access rules). */
+  /** The cards as each caller may see them (the access rules); its relay is the relay core. */
   access: CardAccess;
   audit: AuditStore;
   sessions: SessionManager;
   token: string;
+  /** Which card each MCP tools/call waits on (the store's mcp_calls). */
+  calls: CallStore;
   /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
-  mcp?: McpRouteOptions;
+  mcp?: Omit<McpRouteOptions, 'calls'>;
   /** The ask tools to serve over MCP, by path (the composition root passes every provider's). */
   mcpDialects?: Record<string, McpDialect>;
   /** Web Push (key and subscriptions); without it the /api/push routes are absent. */
@@ -36,7 +37,8 @@ export interface AppOptions {
   channels?: { webhooks: Hono; status(): unknown[] };
 }
 
-export function createApp({ relay, access, audit, sessions, token, mcp, mcpDialects = {}, push, channels }: AppOptions) {
+export function createApp({ access, audit, sessions, token, calls, mcp, mcpDialects = {}, push, channels }: AppOptions) {
+  const { relay } = access;
   const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text) };
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
@@ -58,7 +60,7 @@ export function createApp({ relay, access, audit, sessions, token, mcp, mcpDiale
   app.use('/mcp', requireToken(tokens));
   app.use('/mcp/*', requireToken(tokens));
   for (const [path, dialect] of Object.entries(mcpDialects)) {
-    app.all(path, mcpRoute(access, dialect, { ...mcpOptions, ...(sessions.toolbox ? { toolbox: sessions.toolbox } : {}) }));
+    app.all(path, mcpRoute(access, dialect, { ...mcpOptions, calls, ...(sessions.toolbox ? { toolbox: sessions.toolbox } : {}) }));
   }
 
   webPage(app);

@@ -5,10 +5,11 @@ import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError, typ
 import type { ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import type { Handler } from 'hono';
-import { parseDuration } from '../config.js';
+import { namedDuration } from '../config.js';
 import { CALL_KEY, DEFAULT_TIMING, type CallTiming, type McpDialect, type ToolCall } from '../relay/call-waits.js';
 import { answeredBy, type Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
+import type { CallStore } from '../store/call-store.js';
 import { isRelayTool, RELAY_TOOL_DEFINITIONS, type RelayToolbox } from '../sessions/relay-tool.js';
 import type { AuthEnv } from './auth.js';
 import type { CardDraft } from '../cards/model.js';
@@ -26,6 +27,8 @@ import { VERSION } from '../version.js';
 // what agents may answer but never an approval card.
 
 export interface McpRouteOptions {
+  /** Which card each tools/call waits on (the store's mcp_calls). */
+  calls: CallStore;
   timing?: Partial<CallTiming>;
   /** A session with no request and no running call for this long is closed. */
   sessionIdleMs?: number;
@@ -41,8 +44,8 @@ const NON_OBJECT = '__askrelay_non_object_arguments';
 /** ASKRELAY_MCP_PROGRESS (default 30s) and ASKRELAY_MCP_GRACE (default 60s). */
 export function mcpTimingFromEnv(env: NodeJS.ProcessEnv): CallTiming {
   return {
-    progressIntervalMs: env.ASKRELAY_MCP_PROGRESS ? parseDuration(env.ASKRELAY_MCP_PROGRESS) : DEFAULT_TIMING.progressIntervalMs,
-    reattachGraceMs: env.ASKRELAY_MCP_GRACE ? parseDuration(env.ASKRELAY_MCP_GRACE) : DEFAULT_TIMING.reattachGraceMs,
+    progressIntervalMs: env.ASKRELAY_MCP_PROGRESS ? namedDuration('ASKRELAY_MCP_PROGRESS', env.ASKRELAY_MCP_PROGRESS) : DEFAULT_TIMING.progressIntervalMs,
+    reattachGraceMs: env.ASKRELAY_MCP_GRACE ? namedDuration('ASKRELAY_MCP_GRACE', env.ASKRELAY_MCP_GRACE) : DEFAULT_TIMING.reattachGraceMs,
   };
 }
 
@@ -88,11 +91,11 @@ function mcpCaller(who: Principal): Principal {
   return who.kind === 'human' ? { kind: 'agent', id: 'mcp', sessionId: null, surface: 'mcp' } : { ...who, surface: 'mcp' };
 }
 
-export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRouteOptions = {}): Handler<AuthEnv & { Bindings: HttpBindings }> {
+export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRouteOptions): Handler<AuthEnv & { Bindings: HttpBindings }> {
   const { tool } = dialect;
   const { relay } = access;
   const { toolbox } = options;
-  const waits = dialect.waits(relay, { ...DEFAULT_TIMING, ...options.timing });
+  const waits = dialect.waits(relay, options.calls, { ...DEFAULT_TIMING, ...options.timing });
   const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
   const sessions = new Map<string, McpSession>();
 

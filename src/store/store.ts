@@ -1,5 +1,4 @@
 import type { Answer, AnsweredBy, Card, CardStatus } from '../cards/model.js';
-import type { CallStore } from './call-store.js';
 
 // Storage behind one interface. The relay core only ever changes a card through
 // closeCard, an atomic compare-and-set on "still pending": whoever commits first wins,
@@ -42,7 +41,5 @@ export interface CardStore {
   /** Expires every pending card whose deadline is at or before `now`, in one transaction. */
   expireOverdue(now: number): Card[];
   pendingDeadlines(): PendingDeadline[];
-  /** Which card each MCP tool call waits on (see call-store.ts). */
-  readonly calls: CallStore;
   close(): void;
 }

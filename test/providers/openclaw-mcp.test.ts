@@ -290,7 +290,7 @@ describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
       c.set('principal', HUMAN_OPERATOR('api'));
       await next();
     });
-    app.all('/mcp/openclaw', mcpRoute(access, openclawDialect, { timing: { progressIntervalMs: 100, reattachGraceMs: 1000 } }));
+    app.all('/mcp/openclaw', mcpRoute(access, openclawDialect, { calls: store.calls, timing: { progressIntervalMs: 100, reattachGraceMs: 1000 } }));
     const server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });
