@@ -59,9 +59,7 @@ export class SessionManager {
 
   /** The running session an agent token belongs to (stopped and failed sessions' tokens are void). */
   sessionOfToken(token: string): string | undefined {
-    const id = this.options.store.sessionOfToken(token);
-    const status = id ? this.options.store.get(id)?.status : undefined;
-    return id && status && !CLOSED.includes(status) ? id : undefined;
+    return this.options.store.sessionOfToken(token);
   }
 
   /** The session's agent token (made on first use, kept across restarts). */

@@ -53,7 +53,11 @@ export class SessionStore {
       setState: db.prepare('UPDATE sessions SET state = ? WHERE id = ?'),
       setToken: db.prepare('INSERT INTO agent_tokens (token, session_id) VALUES (?, ?) ON CONFLICT (session_id) DO NOTHING'),
       tokenOf: db.prepare('SELECT token FROM agent_tokens WHERE session_id = ?').pluck(),
-      sessionOf: db.prepare('SELECT session_id FROM agent_tokens WHERE token = ?').pluck(),
+      // A stopped or failed session's token is void: one query, no session record parsed.
+      sessionOf: db.prepare(
+        `SELECT t.session_id FROM agent_tokens t JOIN sessions s ON s.id = t.session_id
+         WHERE t.token = ? AND s.status NOT IN ('stopped', 'failed')`,
+      ).pluck(),
       grant: db.prepare('INSERT INTO watch_grants (watcher, target, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
       watches: db.prepare('SELECT 1 FROM watch_grants WHERE watcher = ? AND target = ?').pluck(),
     };
@@ -112,6 +116,7 @@ export class SessionStore {
     return this.stmt.tokenOf.get(id) as string;
   }
 
+  /** The live session an agent token belongs to (none for a stopped or failed session's). */
   sessionOfToken(token: string): string | undefined {
     return (this.stmt.sessionOf.get(token) as string | undefined) ?? undefined;
   }
