@@ -25,7 +25,6 @@ import { DB_FILE, startRelay, type RunningRelay } from '../src/start.js';
 import { SqliteStore } from '../src/store/sqlite-store.js';
 import webpush from 'web-push';
 import { cardPayload } from '../src/push/push-sender.js';
-import { loadOrCreateVapidKeys } from '../src/push/vapid-keys.js';
 import { BENCH_ANSWER, benchDraft } from './draft.js';
 
 export type ChildRequest =
@@ -224,9 +223,8 @@ async function relay(dataDir: string): Promise<void> {
       }
       case 'encryptCost': {
         // What one card costs the relay's main thread when every subscription gets its push:
-        // web-push's generateRequestDetails (an ECDH key pair, ECDH, HKDF, AES-128-GCM and a
-        // signed VAPID JWT) once per subscription, exactly as PushSender.send calls it.
-        const vapid = loadOrCreateVapidKeys(config.dataDir);
+        // web-push's encrypt (an ECDH key pair, ECDH, HKDF, AES-128-GCM) once per subscription,
+        // exactly as PushSender encrypts (its VAPID header is signed once per push service).
         const subs = Array.from({ length: msg.subscriptions }, (_, i) => {
           const ecdh = createECDH('prime256v1');
           ecdh.generateKeys();
@@ -239,13 +237,7 @@ async function relay(dataDir: string): Promise<void> {
         for (let r = 0; r < msg.rounds; r++) {
           const start = performance.now();
           for (const sub of subs) {
-            webpush.generateRequestDetails(sub, payload, {
-              vapidDetails: { subject: 'mailto:bench@localhost', publicKey: vapid.publicKey, privateKey: vapid.privateKey },
-              contentEncoding: 'aes128gcm',
-              TTL: 3600,
-              urgency: 'high',
-              topic: 'benchtopic',
-            });
+            webpush.encrypt(sub.keys.p256dh, sub.keys.auth, payload, 'aes128gcm');
           }
           msPerRound.push(performance.now() - start);
         }
