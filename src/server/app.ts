@@ -1,4 +1,5 @@
-import { Hono } from 'hono';
+import type { HttpBindings } from '@hono/node-server';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { Card } from '../cards/model.js';
 import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
@@ -43,6 +44,7 @@ export function createApp({ access, audit, sessions, token, calls, mcp, mcpDiale
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
+  app.use('*', securityHeaders);
 
   app.get('/api/health', (c) => c.json({ ok: true, version: VERSION }));
   app.post('/api/login', (c) => login(c, token));
@@ -66,6 +68,25 @@ export function createApp({ access, audit, sessions, token, calls, mcp, mcpDiale
   webPage(app);
   return app;
 }
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+/**
+ * On every response, errors and 404s included. Set on Node's response before the route runs
+ * as well, since the event stream (and anything else that writes there itself) bypasses
+ * Hono's headers; Node merges them with what the route writes, without repeating any.
+ */
+const securityHeaders: MiddlewareHandler<{ Bindings: Partial<HttpBindings> }> = async (c, next) => {
+  const outgoing = c.env?.outgoing;
+  if (outgoing && !outgoing.headersSent) for (const [name, value] of Object.entries(SECURITY_HEADERS)) outgoing.setHeader(name, value);
+  await next();
+  if (outgoing?.headersSent) return; // written by the route itself, with the headers above
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(name, value);
+};
 
 /** Whether an agent's event stream carries this event: cards it may see, its own and watched sessions. */
 function shows(access: CardAccess, who: Principal, name: RelayEventName, data: unknown): boolean {
