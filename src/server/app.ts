@@ -10,7 +10,7 @@ import type { CallStore } from '../store/call-store.js';
 import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { VERSION } from '../version.js';
-import { humanOnly, login, logout, requireToken } from './auth.js';
+import { humanOnly, login, logout, ownOriginForCookies, requireToken } from './auth.js';
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
@@ -28,6 +28,8 @@ export interface AppOptions {
   token: string;
   /** Which card each MCP tools/call waits on (the store's mcp_calls). */
   calls: CallStore;
+  /** Where browsers reach the relay when a proxy sits in front (ASKRELAY_PUBLIC_URL): its origin counts as the relay's own. */
+  publicUrl?: string;
   /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
   mcp?: Omit<McpRouteOptions, 'calls'>;
   /** The ask tools to serve over MCP, by path (the composition root passes every provider's). */
@@ -38,13 +40,18 @@ export interface AppOptions {
   channels?: { webhooks: Hono; status(): unknown[] };
 }
 
-export function createApp({ access, audit, sessions, token, calls, mcp, mcpDialects = {}, push, channels }: AppOptions) {
+export function createApp({ access, audit, sessions, token, calls, publicUrl, mcp, mcpDialects = {}, push, channels }: AppOptions) {
   const { relay } = access;
   const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text) };
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
   app.use('*', securityHeaders);
+  // Before every route that takes the cookie, /api/login and /api/logout included.
+  const ownOrigin = ownOriginForCookies(publicUrl);
+  app.use('/api/*', ownOrigin);
+  app.use('/mcp', ownOrigin);
+  app.use('/mcp/*', ownOrigin);
 
   app.get('/api/health', (c) => c.json({ ok: true, version: VERSION }));
   app.post('/api/login', (c) => login(c, token));

@@ -33,10 +33,11 @@ export interface Tokens {
   agentSession(token: string): string | undefined;
 }
 
+const bearerOf = (c: Context) => /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim() || undefined;
+
 /** Who sent an authorized request, or undefined when it is not authorized. */
 export function principalOf(c: Context, tokens: Tokens): Principal | undefined {
-  const header = c.req.header('authorization') ?? '';
-  const bearer = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+  const bearer = bearerOf(c);
   if (bearer) {
     const named = c.req.header(SURFACE_HEADER)?.trim().toLowerCase() ?? '';
     const surface = SURFACE_NAME.test(named) ? named : 'api';
@@ -66,6 +67,54 @@ export const humanOnly: MiddlewareHandler<AuthEnv> = async (c, next) => {
   }
   await next();
 };
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Whether a browser sent the request from the relay's own page. Sec-Fetch-Site is the
+ * browser's own verdict and wins when present; otherwise the Origin must be the relay's
+ * (as the request reached it) or the public address's (behind a proxy).
+ */
+export function fromOwnOrigin(
+  request: { url: string; origin?: string; fetchSite?: string },
+  publicOrigin?: string,
+): boolean {
+  if (request.fetchSite) return request.fetchSite.trim().toLowerCase() === 'same-origin';
+  const origin = originOf(request.origin);
+  return origin !== undefined && (origin === originOf(request.url) || origin === publicOrigin);
+}
+
+function originOf(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  try {
+    const { origin } = new URL(text);
+    return origin === 'null' ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Changes made with the page's cookie (and logging in) must come from the page: a page on
+ * another port of the same host is "same-site", so SameSite=Strict still sends it the
+ * cookie. Bearer requests carry their credential themselves and pass.
+ */
+export function ownOriginForCookies(publicUrl?: string): MiddlewareHandler {
+  const publicOrigin = originOf(publicUrl);
+  return async (c, next) => {
+    const byCookie = c.req.path === '/api/login' || (!bearerOf(c) && getCookie(c, COOKIE) !== undefined);
+    if (byCookie && !SAFE_METHODS.has(c.req.method)) {
+      const request = { url: c.req.url, origin: c.req.header('origin'), fetchSite: c.req.header('sec-fetch-site') };
+      if (!fromOwnOrigin(request, publicOrigin)) {
+        throw new RelayError(
+          'cross_origin',
+          "Refused: a change made with the page's cookie must come from the relay's own page (this request's Origin / Sec-Fetch-Site is another origin). Scripts send \"Authorization: Bearer <token>\" instead.",
+        );
+      }
+    }
+    await next();
+  };
+}
 
 const LoginSchema = z.object({ token: z.string() });
 
