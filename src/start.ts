@@ -89,6 +89,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     sessions,
     token,
     calls: store.calls,
+    logins: store.logins,
     ...(channelConfig.publicUrl ? { publicUrl: channelConfig.publicUrl } : {}),
     mcpDialects: MCP_DIALECTS,
     push: { publicKey: vapid.publicKey, subscriptions: store.push },

@@ -7,6 +7,7 @@ import type { RelayEventName } from '../relay/events.js';
 import type { Session } from '../sessions/model.js';
 import type { AuditStore } from '../store/audit-store.js';
 import type { CallStore } from '../store/call-store.js';
+import type { LoginStore } from '../store/login-store.js';
 import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { VERSION } from '../version.js';
@@ -28,7 +29,12 @@ export interface AppOptions {
   token: string;
   /** Which card each MCP tools/call waits on (the store's mcp_calls). */
   calls: CallStore;
-  /** Where browsers reach the relay when a proxy sits in front (ASKRELAY_PUBLIC_URL): its origin counts as the relay's own. */
+  /** The page's logins (POST /api/login, ended by POST /api/logout). */
+  logins: LoginStore;
+  /**
+   * Where browsers reach the relay when a proxy sits in front (ASKRELAY_PUBLIC_URL): its
+   * origin counts as the relay's own, and an https one makes the page's cookie Secure.
+   */
   publicUrl?: string;
   /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
   mcp?: Omit<McpRouteOptions, 'calls'>;
@@ -40,9 +46,10 @@ export interface AppOptions {
   channels?: { webhooks: Hono; status(): unknown[] };
 }
 
-export function createApp({ access, audit, sessions, token, calls, publicUrl, mcp, mcpDialects = {}, push, channels }: AppOptions) {
+export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels }: AppOptions) {
   const { relay } = access;
-  const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text) };
+  const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text), logins };
+  const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
@@ -54,8 +61,8 @@ export function createApp({ access, audit, sessions, token, calls, publicUrl, mc
   app.use('/mcp/*', ownOrigin);
 
   app.get('/api/health', (c) => c.json({ ok: true, version: VERSION }));
-  app.post('/api/login', (c) => login(c, token));
-  app.post('/api/logout', (c) => logout(c));
+  app.post('/api/login', (c) => login(c, tokens, cookie));
+  app.post('/api/logout', (c) => logout(c, tokens, cookie));
   // Chat platforms cannot send the relay's token: each webhook checks its platform's signature instead.
   if (channels) app.route('/channels', channels.webhooks);
   app.use('/api/*', requireToken(tokens));
