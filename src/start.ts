@@ -89,6 +89,8 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     sessions,
     token,
     calls: store.calls,
+    logins: store.logins,
+    ...(channelConfig.publicUrl ? { publicUrl: channelConfig.publicUrl } : {}),
     mcpDialects: MCP_DIALECTS,
     push: { publicKey: vapid.publicKey, subscriptions: store.push },
     channels: { webhooks: channels.routes(), status: () => channels.status() },

@@ -1,4 +1,5 @@
-import { Hono } from 'hono';
+import type { HttpBindings } from '@hono/node-server';
+import { Hono, type MiddlewareHandler } from 'hono';
 import type { Card } from '../cards/model.js';
 import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
@@ -6,10 +7,11 @@ import type { RelayEventName } from '../relay/events.js';
 import type { Session } from '../sessions/model.js';
 import type { AuditStore } from '../store/audit-store.js';
 import type { CallStore } from '../store/call-store.js';
+import type { LoginStore } from '../store/login-store.js';
 import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { VERSION } from '../version.js';
-import { humanOnly, login, logout, requireToken } from './auth.js';
+import { humanOnly, login, logout, ownOriginForCookies, requireToken } from './auth.js';
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
@@ -27,6 +29,13 @@ export interface AppOptions {
   token: string;
   /** Which card each MCP tools/call waits on (the store's mcp_calls). */
   calls: CallStore;
+  /** The page's logins (POST /api/login, ended by POST /api/logout). */
+  logins: LoginStore;
+  /**
+   * Where browsers reach the relay when a proxy sits in front (ASKRELAY_PUBLIC_URL): its
+   * origin counts as the relay's own, and an https one makes the page's cookie Secure.
+   */
+  publicUrl?: string;
   /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
   mcp?: Omit<McpRouteOptions, 'calls'>;
   /** The ask tools to serve over MCP, by path (the composition root passes every provider's). */
@@ -37,16 +46,23 @@ export interface AppOptions {
   channels?: { webhooks: Hono; status(): unknown[] };
 }
 
-export function createApp({ access, audit, sessions, token, calls, mcp, mcpDialects = {}, push, channels }: AppOptions) {
+export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels }: AppOptions) {
   const { relay } = access;
-  const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text) };
+  const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text), logins };
+  const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
+  app.use('*', securityHeaders);
+  // Before every route that takes the cookie, /api/login and /api/logout included.
+  const ownOrigin = ownOriginForCookies(publicUrl);
+  app.use('/api/*', ownOrigin);
+  app.use('/mcp', ownOrigin);
+  app.use('/mcp/*', ownOrigin);
 
   app.get('/api/health', (c) => c.json({ ok: true, version: VERSION }));
-  app.post('/api/login', (c) => login(c, token));
-  app.post('/api/logout', (c) => logout(c));
+  app.post('/api/login', (c) => login(c, tokens, cookie));
+  app.post('/api/logout', (c) => logout(c, tokens, cookie));
   // Chat platforms cannot send the relay's token: each webhook checks its platform's signature instead.
   if (channels) app.route('/channels', channels.webhooks);
   app.use('/api/*', requireToken(tokens));
@@ -66,6 +82,25 @@ export function createApp({ access, audit, sessions, token, calls, mcp, mcpDiale
   webPage(app);
   return app;
 }
+
+const SECURITY_HEADERS: Record<string, string> = {
+  'x-content-type-options': 'nosniff',
+  'referrer-policy': 'no-referrer',
+  'x-frame-options': 'DENY',
+};
+
+/**
+ * On every response, errors and 404s included. Set on Node's response before the route runs
+ * as well, since the event stream (and anything else that writes there itself) bypasses
+ * Hono's headers; Node merges them with what the route writes, without repeating any.
+ */
+const securityHeaders: MiddlewareHandler<{ Bindings: Partial<HttpBindings> }> = async (c, next) => {
+  const outgoing = c.env?.outgoing;
+  if (outgoing && !outgoing.headersSent) for (const [name, value] of Object.entries(SECURITY_HEADERS)) outgoing.setHeader(name, value);
+  await next();
+  if (outgoing?.headersSent) return; // written by the route itself, with the headers above
+  for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(name, value);
+};
 
 /** Whether an agent's event stream carries this event: cards it may see, its own and watched sessions. */
 function shows(access: CardAccess, who: Principal, name: RelayEventName, data: unknown): boolean {

@@ -1,19 +1,25 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
 import { HUMAN_OPERATOR, type Principal } from '../relay/access.js';
+import type { LoginStore } from '../store/login-store.js';
 import { readJson } from './http.js';
 
 // The operator's token is the human. Scripts send it as a bearer token; the web page,
 // whose EventSource cannot send headers, presents it once to /api/login and then holds a
-// cookie derived from it (never the token itself, and never in a URL). Each session's
-// agent token is that session's agent (src/relay/access.ts decides what it may do).
+// cookie naming a login the relay keeps (never the token itself, and never in a URL), so
+// that /api/logout really ends it. Each session's agent token is that session's agent
+// (src/relay/access.ts decides what it may do).
 
 export const COOKIE = 'askrelay_session';
+/** As long as a browser keeps a cookie (browsers cap Max-Age at 400 days). */
+const LOGIN_MAX_AGE_MS = 400 * 24 * 3600 * 1000;
+const LOGIN_ID = /^[A-Za-z0-9_-]{43}$/;
 
-const cookieValue = (token: string) => createHmac('sha256', token).update('askrelay web session').digest('hex');
+// Keyed by the token: the database alone gives no cookie, and a new token ends every login.
+const loginKey = (token: string, id: string) => createHmac('sha256', token).update(`askrelay web login\0${id}`).digest('hex');
 
 function equal(a: string, b: string): boolean {
   const x = Buffer.from(a);
@@ -22,30 +28,40 @@ function equal(a: string, b: string): boolean {
 }
 
 // Which surface a request comes from, recorded with an answer (answeredBy.surface): the
-// page by its cookie; scripts and the CLI may name themselves in a header.
+// page by its cookie; scripts and the CLI may name themselves in a header, but not as the
+// page, which only the cookie is.
 const SURFACE_HEADER = 'x-askrelay-surface';
 const SURFACE_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+const COOKIE_SURFACE = 'web';
 
-/** Who may call: the operator's token, and the running sessions' agent tokens. */
+/** Who may call: the operator's token, the page's logins, and the running sessions' agent tokens. */
 export interface Tokens {
   operator: string;
   /** The running session an agent token belongs to; undefined for any other text. */
   agentSession(token: string): string | undefined;
+  logins: Pick<LoginStore, 'add' | 'createdAt' | 'remove' | 'prune'>;
 }
+
+const bearerOf = (c: Context) => /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim() || undefined;
 
 /** Who sent an authorized request, or undefined when it is not authorized. */
 export function principalOf(c: Context, tokens: Tokens): Principal | undefined {
-  const header = c.req.header('authorization') ?? '';
-  const bearer = /^Bearer\s+(.+)$/i.exec(header)?.[1]?.trim();
+  const bearer = bearerOf(c);
   if (bearer) {
     const named = c.req.header(SURFACE_HEADER)?.trim().toLowerCase() ?? '';
-    const surface = SURFACE_NAME.test(named) ? named : 'api';
-    if (equal(bearer, tokens.operator)) return HUMAN_OPERATOR(surface);
+    const surface = SURFACE_NAME.test(named) && named !== COOKIE_SURFACE ? named : 'api';
+    if (tokens.operator && equal(bearer, tokens.operator)) return HUMAN_OPERATOR(surface);
     const sessionId = tokens.agentSession(bearer);
     return sessionId ? { kind: 'agent', id: sessionId, sessionId, surface } : undefined;
   }
   const cookie = getCookie(c, COOKIE);
-  return cookie !== undefined && equal(cookie, cookieValue(tokens.operator)) ? HUMAN_OPERATOR('web') : undefined;
+  return cookie !== undefined && loggedIn(tokens, cookie) ? HUMAN_OPERATOR(COOKIE_SURFACE) : undefined;
+}
+
+function loggedIn(tokens: Tokens, id: string, now = Date.now()): boolean {
+  if (!tokens.operator || !LOGIN_ID.test(id)) return false;
+  const createdAt = tokens.logins.createdAt(loginKey(tokens.operator, id));
+  return createdAt !== undefined && now - createdAt < LOGIN_MAX_AGE_MS;
 }
 
 export type AuthEnv = { Variables: { principal: Principal } };
@@ -67,22 +83,87 @@ export const humanOnly: MiddlewareHandler<AuthEnv> = async (c, next) => {
   await next();
 };
 
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * Whether a browser sent the request from the relay's own page. Sec-Fetch-Site is the
+ * browser's own verdict and wins when present; otherwise the Origin must be the relay's
+ * (as the request reached it) or the public address's (behind a proxy).
+ */
+export function fromOwnOrigin(
+  request: { url: string; origin?: string; fetchSite?: string },
+  publicOrigin?: string,
+): boolean {
+  if (request.fetchSite) return request.fetchSite.trim().toLowerCase() === 'same-origin';
+  const origin = originOf(request.origin);
+  return origin !== undefined && (origin === originOf(request.url) || origin === publicOrigin);
+}
+
+function originOf(text: string | undefined): string | undefined {
+  if (!text) return undefined;
+  try {
+    const { origin } = new URL(text);
+    return origin === 'null' ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Changes made with the page's cookie (and logging in) must come from the page: a page on
+ * another port of the same host is "same-site", so SameSite=Strict still sends it the
+ * cookie. Bearer requests carry their credential themselves and pass.
+ */
+export function ownOriginForCookies(publicUrl?: string): MiddlewareHandler {
+  const publicOrigin = originOf(publicUrl);
+  return async (c, next) => {
+    const byCookie = c.req.path === '/api/login' || (!bearerOf(c) && getCookie(c, COOKIE) !== undefined);
+    if (byCookie && !SAFE_METHODS.has(c.req.method)) {
+      const request = { url: c.req.url, origin: c.req.header('origin'), fetchSite: c.req.header('sec-fetch-site') };
+      if (!fromOwnOrigin(request, publicOrigin)) {
+        throw new RelayError(
+          'cross_origin',
+          "Refused: a change made with the page's cookie must come from the relay's own page (this request's Origin / Sec-Fetch-Site is another origin). Scripts send \"Authorization: Bearer <token>\" instead.",
+        );
+      }
+    }
+    await next();
+  };
+}
+
 const LoginSchema = z.object({ token: z.string() });
 
-export async function login(c: Context, token: string) {
+export interface CookieOptions {
+  /** Set Secure on the cookie whatever the request's scheme (ASKRELAY_PUBLIC_URL is https). */
+  secure: boolean;
+}
+
+export async function login(c: Context, tokens: Tokens, options: CookieOptions) {
+  // An empty token would let an empty guess in; the relay refuses to start with one, and this is the second lock.
+  if (!tokens.operator) throw new RelayError('unauthorized', 'The relay has no token, so nobody can log in; set ASKRELAY_TOKEN or <data>/token and restart it.');
   const body = await readJson(c, LoginSchema);
-  if (!equal(body.token.trim(), token)) throw new RelayError('unauthorized', 'That is not the relay token.');
-  setCookie(c, COOKIE, cookieValue(token), {
-    httpOnly: true,
-    sameSite: 'Strict',
-    secure: new URL(c.req.url).protocol === 'https:',
-    path: '/',
-    maxAge: 400 * 24 * 3600,
-  });
+  if (!equal(body.token.trim(), tokens.operator)) throw new RelayError('unauthorized', 'That is not the relay token.');
+  const id = randomBytes(32).toString('base64url');
+  const now = Date.now();
+  tokens.logins.prune(now - LOGIN_MAX_AGE_MS);
+  tokens.logins.add(loginKey(tokens.operator, id), now);
+  setCookie(c, COOKIE, id, { ...cookieAttributes(c, options), maxAge: LOGIN_MAX_AGE_MS / 1000 });
   return c.json({ ok: true });
 }
 
-export function logout(c: Context) {
-  setCookie(c, COOKIE, '', { httpOnly: true, sameSite: 'Strict', path: '/', maxAge: 0 });
+/** Ends the login the cookie names (a copy of the cookie is refused from now on) and clears it. */
+export function logout(c: Context, tokens: Tokens, options: CookieOptions) {
+  const id = getCookie(c, COOKIE);
+  if (id !== undefined && tokens.operator && LOGIN_ID.test(id)) tokens.logins.remove(loginKey(tokens.operator, id));
+  setCookie(c, COOKIE, '', { ...cookieAttributes(c, options), maxAge: 0 });
   return c.json({ ok: true });
+}
+
+function cookieAttributes(c: Context, { secure }: CookieOptions) {
+  return {
+    httpOnly: true,
+    sameSite: 'Strict' as const,
+    secure: secure || new URL(c.req.url).protocol === 'https:',
+    path: '/',
+  };
 }

@@ -16,6 +16,8 @@ const ListQuerySchema = z.object({
 });
 
 const MAX_WAIT_SECONDS = 3600;
+/** Cards in one list unless `limit` asks for more (up to 10,000): a history can be long. */
+export const DEFAULT_PAGE_SIZE = 500;
 
 const idempotencyKey = (header: string | undefined) => header?.trim() || undefined;
 
@@ -43,7 +45,12 @@ export function cardRoutes(access: CardAccess) {
     if (!query.success) {
       throw new RelayError('invalid_request', `status must be one of ${CardStatusSchema.options.join(', ')}; limit a positive whole number; order oldest or newest.`);
     }
-    return c.json({ cards: access.list(c.get('principal'), query.data) });
+    // One card more than the page holds tells whether there are more. An agent sees only
+    // some cards, so its page is cut after they are picked, not before.
+    const { limit = DEFAULT_PAGE_SIZE, ...filter } = query.data;
+    const who = c.get('principal');
+    const cards = access.list(who, who.kind === 'human' ? { ...filter, limit: limit + 1 } : filter);
+    return c.json({ cards: cards.slice(0, limit), hasMore: cards.length > limit });
   });
 
   app.get('/:id', (c) => c.json(access.get(c.get('principal'), c.req.param('id'))));

@@ -7,6 +7,11 @@ export const BODY_LIMIT = 64 * 1024;
 
 /** Reads a JSON body of at most BODY_LIMIT bytes and checks it against a schema. */
 export async function readJson<S extends z.ZodType>(c: Context, schema: S): Promise<z.infer<S>> {
+  // A browser sends text/plain (and form types) from any page without asking first; only
+  // application/json needs the CORS preflight the relay never grants.
+  if (!isJsonType(c.req.header('content-type'))) {
+    throw new RelayError('unsupported_media_type', 'Send the body as JSON, with "Content-Type: application/json".');
+  }
   const declared = c.req.header('content-length');
   if (Number(declared ?? 0) > BODY_LIMIT) throw tooLarge();
   // With a declared length Node stops the body there, and reading it directly skips the
@@ -21,6 +26,11 @@ export async function readJson<S extends z.ZodType>(c: Context, schema: S): Prom
   const parsed = schema.safeParse(body);
   if (!parsed.success) throw new RelayError('invalid_request', describeIssues(parsed.error));
   return parsed.data;
+}
+
+/** application/json, with or without parameters such as charset. */
+export function isJsonType(header: string | undefined): boolean {
+  return header?.split(';', 1)[0].trim().toLowerCase() === 'application/json';
 }
 
 function tooLarge() {

@@ -26,8 +26,8 @@ export function webPage(app: Hono) {
       c.body(body, 200, {
         'content-type': type,
         'cache-control': 'no-cache',
-        'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'",
-        'x-content-type-options': 'nosniff',
+        // No other page may frame this one (clickjacking an answer); nosniff and the rest come from app.ts.
+        'content-security-policy': "default-src 'self'; img-src 'self' data:; style-src 'self'; frame-ancestors 'none'",
         // The service worker lives at /sw.js and controls the whole page.
         ...(path === '/sw.js' ? { 'service-worker-allowed': '/' } : {}),
       }),

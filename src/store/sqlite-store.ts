@@ -6,6 +6,7 @@ import { PushSubscriptionStore } from './push-subscription-store.js';
 import { AuditStore } from './audit-store.js';
 import { CallStore } from './call-store.js';
 import { ChannelStore } from './channel-store.js';
+import { LoginStore } from './login-store.js';
 import { SessionStore } from './session-store.js';
 import type { CardClose, CardFilter, CardStore, CloseResult, PendingDeadline } from './store.js';
 
@@ -36,6 +37,7 @@ export class SqliteStore implements CardStore {
   readonly audit: AuditStore;
   readonly push: PushSubscriptionStore;
   readonly channels: ChannelStore;
+  readonly logins: LoginStore;
 
   constructor(file: string, options: SqliteOptions = {}) {
     if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
@@ -66,6 +68,7 @@ export class SqliteStore implements CardStore {
     this.audit = new AuditStore(this.db);
     this.push = new PushSubscriptionStore(this.db);
     this.channels = new ChannelStore(this.db);
+    this.logins = new LoginStore(this.db);
   }
 
   insertCard(card: Card): { card: Card; created: boolean } {

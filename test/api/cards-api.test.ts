@@ -18,6 +18,10 @@ async function createCard(body: unknown = { questions: [{ text: 'Which DB?', opt
 const answer = (id: string, answers: unknown, headers: Record<string, string> = {}) =>
   relay.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers }, headers });
 
+const JSON_TYPE = { 'content-type': 'application/json' };
+/** What the page's own requests carry: JSON, from the relay's origin. */
+const fromPage = () => ({ ...JSON_TYPE, origin: new URL(relay.url).origin });
+
 async function expectError(res: Response, status: number, code: string) {
   expect(res.status).toBe(status);
   const body = await res.json();
@@ -51,13 +55,13 @@ describe('health and auth', () => {
   });
 
   it('the page logs in once with the token and then works by cookie', async () => {
-    await expectError(await fetch(new URL('/api/login', relay.url), { method: 'POST', body: '{"token":"nope"}' }), 401, 'unauthorized');
-    const res = await fetch(new URL('/api/login', relay.url), { method: 'POST', body: JSON.stringify({ token: 'test-token' }) });
+    await expectError(await fetch(new URL('/api/login', relay.url), { method: 'POST', headers: fromPage(), body: '{"token":"nope"}' }), 401, 'unauthorized');
+    const res = await fetch(new URL('/api/login', relay.url), { method: 'POST', headers: fromPage(), body: JSON.stringify({ token: relay.token }) });
     expect(res.status).toBe(200);
     const cookie = res.headers.get('set-cookie')!;
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Strict/);
-    expect(cookie).not.toContain('test-token');
+    expect(cookie).not.toContain(relay.token);
     const list = await fetch(new URL('/api/cards', relay.url), { headers: { cookie: cookie.split(';')[0] } });
     expect(list.status).toBe(200);
   });
@@ -120,14 +124,14 @@ describe('POST /api/cards', () => {
     ['a negative wait', '{"questions":[{"text":"a"}],"waitSeconds":-1}', 400, 'invalid_request'],
   ])('refuses %s', async (_name, body, status, code) => {
     const before = ((await (await relay.api('/api/cards')).json()) as { cards: Card[] }).cards.length;
-    await expectError(await relay.api('/api/cards', { method: 'POST', body }), status, code);
+    await expectError(await relay.api('/api/cards', { method: 'POST', headers: JSON_TYPE, body }), status, code);
     const after = ((await (await relay.api('/api/cards')).json()) as { cards: Card[] }).cards.length;
     expect(after).toBe(before);
   });
 
   it('refuses a body over 64 KB with 413', async () => {
     const body = JSON.stringify({ questions: [{ text: 'x'.repeat(70 * 1024) }] });
-    await expectError(await relay.api('/api/cards', { method: 'POST', body }), 413, 'body_too_large');
+    await expectError(await relay.api('/api/cards', { method: 'POST', headers: JSON_TYPE, body }), 413, 'body_too_large');
   });
 
   it('counts a chunked body too, which declares no length', async () => {
@@ -140,7 +144,7 @@ describe('POST /api/cards', () => {
         controller.close();
       },
     });
-    const res = await relay.api('/api/cards', { method: 'POST', body: stream, duplex: 'half' } as RequestInit);
+    const res = await relay.api('/api/cards', { method: 'POST', headers: JSON_TYPE, body: stream, duplex: 'half' } as RequestInit);
     await expectError(res, 413, 'body_too_large');
     const small = new ReadableStream({
       start(controller) {
@@ -148,7 +152,7 @@ describe('POST /api/cards', () => {
         controller.close();
       },
     });
-    const ok = await relay.api('/api/cards', { method: 'POST', body: small, duplex: 'half' } as RequestInit);
+    const ok = await relay.api('/api/cards', { method: 'POST', headers: JSON_TYPE, body: small, duplex: 'half' } as RequestInit);
     expect(ok.status).toBe(201);
   });
 });
@@ -199,7 +203,7 @@ describe('POST /api/cards/:id/answer', () => {
       ['not an object', 400, 'invalid_request'],
     ];
     for (const [answers, status, code] of bad) await expectError(await answer(card.id, answers), status, code);
-    await expectError(await relay.api(`/api/cards/${card.id}/answer`, { method: 'POST', body: '{' }), 400, 'malformed_json');
+    await expectError(await relay.api(`/api/cards/${card.id}/answer`, { method: 'POST', headers: JSON_TYPE, body: '{' }), 400, 'malformed_json');
     expect((await (await relay.api(`/api/cards/${card.id}`)).json()).status).toBe('pending');
 
     const res = await answer(card.id, ok);
@@ -211,12 +215,12 @@ describe('POST /api/cards/:id/answer', () => {
   });
 
   it('records the surface an answer came from: the page by its cookie, a script by its header', async () => {
-    const login = await fetch(new URL('/api/login', relay.url), { method: 'POST', body: JSON.stringify({ token: 'test-token' }) });
+    const login = await fetch(new URL('/api/login', relay.url), { method: 'POST', headers: fromPage(), body: JSON.stringify({ token: relay.token }) });
     const cookie = login.headers.get('set-cookie')!.split(';')[0];
     const byPage = await createCard();
     const res = await fetch(new URL(`/api/cards/${byPage.id}/answer`, relay.url), {
       method: 'POST',
-      headers: { cookie },
+      headers: { cookie, ...fromPage() },
       body: JSON.stringify({ answers: { q1: { selected: ['SQLite'] } } }),
     });
     expect(((await res.json()) as Card).answeredBy).toEqual({ kind: 'human', id: 'operator', surface: 'web' });

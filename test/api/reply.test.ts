@@ -92,7 +92,7 @@ describe('POST /api/cards/:id/reply', () => {
 
   it('404 for an unknown card (even with a bad body), 410 for a closed one, 400 for a bad body', async () => {
     await expectError(await reply('c_nope', '1'), 404, 'not_found');
-    await expectError(await relay.api('/api/cards/c_nope/reply', { method: 'POST', body: '{' }), 404, 'not_found');
+    await expectError(await relay.api('/api/cards/c_nope/reply', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }), 404, 'not_found');
 
     const skipped = await create();
     await relay.api(`/api/cards/${skipped.id}/skip`, { method: 'POST' });
@@ -100,7 +100,7 @@ describe('POST /api/cards/:id/reply', () => {
     expect(gone.card.status).toBe('skipped');
 
     const card = await create();
-    await expectError(await relay.api(`/api/cards/${card.id}/reply`, { method: 'POST', body: '{' }), 400, 'malformed_json');
+    await expectError(await relay.api(`/api/cards/${card.id}/reply`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{' }), 400, 'malformed_json');
     await expectError(await reply(card.id, 42), 400, 'invalid_request');
     await expectError(await relay.api(`/api/cards/${card.id}/reply`, { method: 'POST', json: { answers: {} } }), 400, 'invalid_request');
   });

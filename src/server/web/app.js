@@ -247,7 +247,8 @@ function connect() {
 async function reload() {
   let list;
   try {
-    list = (await api('/api/cards?status=pending')).cards;
+    // Every pending card, up to the API's ceiling (its default page is 500).
+    list = (await api('/api/cards?status=pending&limit=10000')).cards;
   } catch (err) {
     if (!(err instanceof Unauthorized)) setConn('offline');
     return false;

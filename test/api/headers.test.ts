@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { Card } from '../../src/cards/model.js';
+import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+
+// Every response says: do not sniff my type, send no Referer from me, never frame me; and
+// the page's own policy forbids framing too (an answer button clicked through a frame).
+
+let relay: TestRelay;
+beforeAll(async () => {
+  relay = await startTestRelay();
+});
+afterAll(() => relay.stop());
+
+function expectHardened(res: Response, what: string) {
+  expect(res.headers.get('x-content-type-options'), what).toBe('nosniff');
+  expect(res.headers.get('referrer-policy'), what).toBe('no-referrer');
+  expect(res.headers.get('x-frame-options'), what).toBe('DENY');
+}
+
+it('on JSON, errors, 404s and the MCP endpoint', async () => {
+  const card = (await (await relay.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Hi?' }] } })).json()) as Card;
+  const sample: [string, Response][] = [
+    ['health', await fetch(new URL('/api/health', relay.url))],
+    ['a 401', await fetch(new URL('/api/cards', relay.url))],
+    ['an unknown API route', await relay.api('/api/nothing')],
+    ['an unknown page', await fetch(new URL('/nothing', relay.url))],
+    ['a card', await relay.api(`/api/cards/${card.id}`)],
+    ['a 415', await relay.api('/api/cards', { method: 'POST', body: '{}', headers: { 'content-type': 'text/plain' } })],
+    ['a long poll ending in 204', await relay.api(`/api/cards/${card.id}/wait?timeout=0`)],
+    [
+      'MCP',
+      await relay.api('/mcp', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'x', version: '1' } } }),
+      }),
+    ],
+    ['a chat webhook', await fetch(new URL('/channels/slack/events', relay.url), { method: 'POST', body: '{}' })],
+  ];
+  for (const [what, res] of sample) {
+    expectHardened(res, what);
+    await res.body?.cancel();
+  }
+});
+
+it('on the page, its files and its service worker, with frame-ancestors in the page\'s policy', async () => {
+  for (const path of ['/', '/app.js', '/style.css', '/sw.js']) {
+    const res = await fetch(new URL(path, relay.url));
+    expect(res.status).toBe(200);
+    expectHardened(res, path);
+    expect(res.headers.get('content-security-policy'), path).toMatch(/frame-ancestors 'none'/);
+    // Exactly once each, not repeated by the route and the middleware.
+    expect(res.headers.get('x-content-type-options'), path).toBe('nosniff');
+    await res.body?.cancel();
+  }
+  expect((await fetch(new URL('/sw.js', relay.url))).headers.get('service-worker-allowed')).toBe('/');
+});
+
+it('on the event stream, which the route writes to Node itself', async () => {
+  const controller = new AbortController();
+  const res = await relay.api('/api/events', { signal: controller.signal });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('content-type')).toMatch(/text\/event-stream/);
+  expectHardened(res, 'SSE');
+  controller.abort();
+});
