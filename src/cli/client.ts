@@ -77,8 +77,9 @@ export class RelayClient {
     return this.call('POST', 'api/cards', { json: input }) as Promise<Card>;
   }
 
+  /** Up to 10,000 cards (the relay's largest page; its default is 500), oldest first. */
   async listCards(status?: string): Promise<Card[]> {
-    const query = status ? `?status=${encodeURIComponent(status)}` : '';
+    const query = `?limit=10000${status ? `&status=${encodeURIComponent(status)}` : ''}`;
     const body = (await this.call('GET', `api/cards${query}`)) as { cards: Card[] };
     return body.cards;
   }
