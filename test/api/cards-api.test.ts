@@ -52,12 +52,12 @@ describe('health and auth', () => {
 
   it('the page logs in once with the token and then works by cookie', async () => {
     await expectError(await fetch(new URL('/api/login', relay.url), { method: 'POST', body: '{"token":"nope"}' }), 401, 'unauthorized');
-    const res = await fetch(new URL('/api/login', relay.url), { method: 'POST', body: JSON.stringify({ token: 'test-token' }) });
+    const res = await fetch(new URL('/api/login', relay.url), { method: 'POST', body: JSON.stringify({ token: 'test-token-0123456789abcdef' }) });
     expect(res.status).toBe(200);
     const cookie = res.headers.get('set-cookie')!;
     expect(cookie).toMatch(/HttpOnly/);
     expect(cookie).toMatch(/SameSite=Strict/);
-    expect(cookie).not.toContain('test-token');
+    expect(cookie).not.toContain('test-token-0123456789abcdef');
     const list = await fetch(new URL('/api/cards', relay.url), { headers: { cookie: cookie.split(';')[0] } });
     expect(list.status).toBe(200);
   });
@@ -211,7 +211,7 @@ describe('POST /api/cards/:id/answer', () => {
   });
 
   it('records the surface an answer came from: the page by its cookie, a script by its header', async () => {
-    const login = await fetch(new URL('/api/login', relay.url), { method: 'POST', body: JSON.stringify({ token: 'test-token' }) });
+    const login = await fetch(new URL('/api/login', relay.url), { method: 'POST', body: JSON.stringify({ token: 'test-token-0123456789abcdef' }) });
     const cookie = login.headers.get('set-cookie')!.split(';')[0];
     const byPage = await createCard();
     const res = await fetch(new URL(`/api/cards/${byPage.id}/answer`, relay.url), {
