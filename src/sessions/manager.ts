@@ -1,4 +1,4 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Card, CardDraft } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import { systemClock, type Clock } from '../relay/clock.js';
@@ -27,6 +27,11 @@ export interface SessionManagerOptions {
   access?: CardAccess;
   /** Where changes of a session's permissions are recorded. */
   audit?: AuditStore;
+  /**
+   * The secret agent tokens are derived from (kept outside the database; the composition
+   * root derives it from the relay token). Without it, a random one for this manager's life.
+   */
+  agentKey?: Buffer;
 }
 
 interface Live {
@@ -44,6 +49,9 @@ export class SessionManager {
   private readonly clock: Clock;
   private readonly env: NodeJS.ProcessEnv;
   private watchdog?: NodeJS.Timeout;
+  private readonly agentKey: Buffer;
+  /** Sessions whose token hash this manager has stored already. */
+  private readonly tokensStored = new Set<string>();
   readonly toolbox?: RelayToolbox;
   /** The relay's own address once it listens, handed to agents as ASKRELAY_URL. */
   relayUrl?: string;
@@ -54,6 +62,7 @@ export class SessionManager {
     // agent gets its own session's token instead (see context()).
     const { ASKRELAY_TOKEN: _token, ...env } = options.env ?? process.env;
     this.env = env;
+    this.agentKey = options.agentKey ?? randomBytes(32);
     if (options.access) this.toolbox = new RelayToolbox(options.access, this);
   }
 
@@ -62,9 +71,18 @@ export class SessionManager {
     return this.options.store.sessionOfToken(token);
   }
 
-  /** The session's agent token (made on first use, kept across restarts). */
+  /**
+   * The session's agent token: an HMAC of its id under the agent key, so a session resumed
+   * after a restart gets the same token without the database ever holding it (the store
+   * keeps its hash, which is what a request's token is looked up by).
+   */
   agentToken(id: string): string {
-    return this.options.store.agentToken(id, () => `asa_${randomBytes(24).toString('base64url')}`);
+    const token = `asa_${createHmac('sha256', this.agentKey).update(id).digest('base64url')}`;
+    if (!this.tokensStored.has(id)) {
+      this.options.store.setAgentToken(id, token);
+      this.tokensStored.add(id);
+    }
+    return token;
   }
 
   /** The human lets other agents answer this session's cards, or stops letting them. */
