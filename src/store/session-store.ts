@@ -42,12 +42,14 @@ const tokenHash = (token: string) => createHash('sha256').update(token).digest('
  * back and emptied, so no copy of the plain token is left in either file.
  */
 function hashPlainTokens(db: Database.Database): void {
-  const columns = db.prepare(`SELECT name FROM pragma_table_info('agent_tokens')`).pluck().all() as string[];
-  if (!columns.includes('token')) return;
+  const plain = () => (db.prepare(`SELECT name FROM pragma_table_info('agent_tokens')`).pluck().all() as string[]).includes('token');
+  if (!plain()) return;
   const secure = db.pragma('secure_delete', { simple: true });
   db.pragma('secure_delete = ON');
   try {
     db.transaction(() => {
+      // Asked again under the write lock: another relay opening the same file may have done it.
+      if (!plain()) return;
       const rows = db.prepare('SELECT token, session_id AS id FROM agent_tokens').all() as { token: string; id: string }[];
       const set = db.prepare('UPDATE agent_tokens SET token = ? WHERE session_id = ?');
       for (const { token, id } of rows) set.run(tokenHash(token), id);
