@@ -20,8 +20,9 @@ Usage: askrelay audit [--after SEQ] [--jsonl] [--url URL]
 Without a subcommand, prints every entry of the audit log, oldest first, one row each:
   SEQ, TIME (UTC)
   EVENT     card.created, card.answered, card.skipped, card.expired, card.cancelled,
-            card.refused (an attempt the access rules refused), session.permission
-  CARD      the card's id ("-" for a session's setting)
+            card.refused (an attempt the access rules refused), session.permission,
+            audit.keyed (the log is keyed with the relay's audit key from here on)
+  CARD      the card's id ("-" for a session's setting and audit.keyed)
   ACTOR     human:operator, agent:<session id>, system:relay
   SURFACE   web, cli, api, relay-tool, …
   DETAIL    what was refused and why, a setting's new value, …
