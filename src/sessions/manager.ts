@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import type { Card, CardDraft } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import { systemClock, type Clock } from '../relay/clock.js';
@@ -7,6 +7,7 @@ import type { CardAccess } from '../relay/card-access.js';
 import type { Relay } from '../relay/relay.js';
 import type { AuditStore } from '../store/audit-store.js';
 import type { SessionPatch, SessionStore } from '../store/session-store.js';
+import { AgentTokens } from './agent-tokens.js';
 import type { ProviderId, Session, SessionStatus, StartSession, TranscriptEntry } from './model.js';
 import { RELAY_TOOL_DEFINITIONS, RelayToolbox } from './relay-tool.js';
 import type { Runner, RunnerContext, RunnerFactory } from './runner.js';
@@ -27,10 +28,7 @@ export interface SessionManagerOptions {
   access?: CardAccess;
   /** Where changes of a session's permissions are recorded. */
   audit?: AuditStore;
-  /**
-   * The secret agent tokens are derived from (kept outside the database; the composition
-   * root derives it from the relay token). Without it, a random one for this manager's life.
-   */
+  /** The key agent tokens are derived from, kept outside the database (see agent-tokens.ts). */
   agentKey?: Buffer;
 }
 
@@ -49,9 +47,7 @@ export class SessionManager {
   private readonly clock: Clock;
   private readonly env: NodeJS.ProcessEnv;
   private watchdog?: NodeJS.Timeout;
-  private readonly agentKey: Buffer;
-  /** Sessions whose token hash this manager has stored already. */
-  private readonly tokensStored = new Set<string>();
+  private readonly tokens: AgentTokens;
   readonly toolbox?: RelayToolbox;
   /** The relay's own address once it listens, handed to agents as ASKRELAY_URL. */
   relayUrl?: string;
@@ -62,27 +58,18 @@ export class SessionManager {
     // agent gets its own session's token instead (see context()).
     const { ASKRELAY_TOKEN: _token, ...env } = options.env ?? process.env;
     this.env = env;
-    this.agentKey = options.agentKey ?? randomBytes(32);
+    this.tokens = new AgentTokens(options.store, options.agentKey);
     if (options.access) this.toolbox = new RelayToolbox(options.access, this);
   }
 
   /** The running session an agent token belongs to (stopped and failed sessions' tokens are void). */
   sessionOfToken(token: string): string | undefined {
-    return this.options.store.sessionOfToken(token);
+    return this.tokens.session(token);
   }
 
-  /**
-   * The session's agent token: an HMAC of its id under the agent key, so a session resumed
-   * after a restart gets the same token without the database ever holding it (the store
-   * keeps its hash, which is what a request's token is looked up by).
-   */
+  /** The session's agent token (the same after a restart; the database keeps only its hash). */
   agentToken(id: string): string {
-    const token = `asa_${createHmac('sha256', this.agentKey).update(id).digest('base64url')}`;
-    if (!this.tokensStored.has(id)) {
-      this.options.store.setAgentToken(id, token);
-      this.tokensStored.add(id);
-    }
-    return token;
+    return this.tokens.of(id);
   }
 
   /** The human lets other agents answer this session's cards, or stops letting them. */
