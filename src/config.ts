@@ -21,6 +21,8 @@ export interface ServeConfig {
   host: string;
   dataDir: string;
   token?: string;
+  /** ASKRELAY_AUDIT_KEY; else <data>/audit.key, made on first start. */
+  auditKey?: string;
   waitMs: number;
   waitExtensionMs: number;
   /** A running turn with no activity for this long is shown as stuck (ASKRELAY_STUCK_AFTER). */
@@ -48,6 +50,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     host: flags.host ?? env.ASKRELAY_HOST ?? '127.0.0.1',
     dataDir: resolve(flags.data ?? env.ASKRELAY_DATA ?? '.askrelay'),
     token: env.ASKRELAY_TOKEN?.trim() || undefined,
+    auditKey: env.ASKRELAY_AUDIT_KEY?.trim() || undefined,
     waitMs: namedDuration('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
     waitExtensionMs: namedDuration('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
     stuckAfterMs: namedDuration('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),

@@ -1,6 +1,5 @@
 import { serve, type ServerType } from '@hono/node-server';
-import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
 import { CHANNELS } from './channels/index.js';
@@ -16,24 +15,13 @@ import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
+import { loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
 import { SqliteStore } from './store/sqlite-store.js';
 
 // The composition root: the store, the relay core, the session manager with every
 // provider, and the HTTP surface, wired together and listening.
 
 export const DB_FILE = 'askrelay.sqlite';
-export const TOKEN_FILE = 'token';
-
-/** ASKRELAY_TOKEN wins; otherwise the token made on first start and kept in the data folder. */
-export function loadOrCreateToken(dataDir: string, fromEnv?: string): string {
-  if (fromEnv) return fromEnv;
-  const file = join(dataDir, TOKEN_FILE);
-  if (existsSync(file)) return readFileSync(file, 'utf8').trim();
-  const token = randomBytes(24).toString('base64url');
-  mkdirSync(dataDir, { recursive: true });
-  writeFileSync(file, `${token}\n`, { mode: 0o600 });
-  return token;
-}
 
 export interface RunningRelay {
   url: string;
@@ -45,16 +33,22 @@ export interface RunningRelay {
   /** The chat channels switched on (idle() for tests). */
   channels: Channels;
   recovered: { expired: number; pending: number };
+  /** What start made or repaired in the data folder, one sentence each, for the operator. */
+  notices: string[];
   close(): Promise<void>;
 }
 
 export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
-  mkdirSync(config.dataDir, { recursive: true });
-  const token = loadOrCreateToken(config.dataDir, config.token);
+  // The folder and its secrets first: a refused token stops the start before anything opens.
+  const notices = [openDataFolder(config.dataDir)];
+  const { value: token, notice: tokenNotice } = loadOrCreateToken(config.dataDir, config.token);
+  const { value: auditKey, notice: auditNotice } = loadOrCreateAuditKey(config.dataDir, config.auditKey);
+  notices.push(tokenNotice, auditNotice);
   const pushConfig = pushConfigFromEnv(config.env);
   const channelConfig = channelsConfig(config.env, config.dataDir);
   const vapid = loadOrCreateVapidKeys(config.dataDir);
-  const store = new SqliteStore(join(config.dataDir, DB_FILE));
+  const store = new SqliteStore(join(config.dataDir, DB_FILE), { auditKey });
+  notices.push(store.audit.keyedNotice);
   const relay = new Relay({ store, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
@@ -81,6 +75,9 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     providers: PROVIDERS,
     env: config.env,
     stuckAfterMs: config.stuckAfterMs,
+    // Agent tokens are derived from the relay token: a resumed agent gets the same one, and
+    // the database keeps only their hashes.
+    agentKey: createHash('sha256').update(`askrelay agents\0${token}`).digest(),
   });
   sessions.recover();
   const app = createApp({
@@ -125,6 +122,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     push,
     channels,
     recovered: { expired: expired.length, pending },
+    notices: notices.filter((n): n is string => n !== undefined),
     close: async () => {
       push.stop();
       await channels.stop();

@@ -32,6 +32,12 @@ describe('serveConfig', () => {
     expect(serveConfig({ port: '9090', data: '/tmp/y' }, env)).toMatchObject({ port: 9090, dataDir: '/tmp/y' });
   });
 
+  it('reads ASKRELAY_AUDIT_KEY, trimmed; unset or blank leaves it to <data>/audit.key', () => {
+    expect(serveConfig({}, { ASKRELAY_AUDIT_KEY: ' an audit key of enough characters \n' }).auditKey).toBe('an audit key of enough characters');
+    expect(serveConfig({}, { ASKRELAY_AUDIT_KEY: '  ' }).auditKey).toBeUndefined();
+    expect(serveConfig({}, {}).auditKey).toBeUndefined();
+  });
+
   it('names the variable that is wrong', () => {
     expect(() => serveConfig({}, { ASKRELAY_WAIT: 'forever' })).toThrow(/^ASKRELAY_WAIT: /);
     expect(() => serveConfig({}, { ASKRELAY_PORT: 'http' })).toThrow(/not a port/);

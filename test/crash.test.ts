@@ -12,7 +12,7 @@ import type { Card, CardInput } from '../src/cards/model.js';
 // and an `askrelay ask` that was waiting across the crash gets its answer.
 
 const BIN = fileURLToPath(new URL('../bin/askrelay.js', import.meta.url));
-const TOKEN = 'crash-token';
+const TOKEN = 'crash-token-0123456789abcdef';
 const data = mkdtempSync(join(tmpdir(), 'askrelay-crash-'));
 const children: ChildProcessWithoutNullStreams[] = [];
 

@@ -14,8 +14,10 @@ Usage: askrelay serve [--port N] [--host ADDR] [--data DIR] [--approve-tools]
                 writes, …) without an approval card (env ASKRELAY_APPROVE_TOOLS=1).
                 Without it each one is an approval card that only a human can answer.
 
-Environment: ASKRELAY_TOKEN (else one is made on first start and kept in the data folder),
-ASKRELAY_WAIT (default 8h), ASKRELAY_WAIT_EXTENSION (default 2h).
+Environment: ASKRELAY_TOKEN (at least 24 characters; else one is made on first start and
+kept in <data>/token), ASKRELAY_AUDIT_KEY (the audit log's key, at least 24 characters; else
+<data>/audit.key, made on first start), ASKRELAY_WAIT (default 8h), ASKRELAY_WAIT_EXTENSION
+(default 2h). The data folder is kept 0700 and its files 0600.
 Chat channels (Telegram, Slack, Discord, Mattermost): ASKRELAY_<CHANNEL>_TOKEN and friends,
 or a JSON file (ASKRELAY_CHANNELS, default <data>/channels.json); see docs/channels.md.`;
 
@@ -34,6 +36,7 @@ export async function serveCommand(argv: string[]): Promise<number> {
   const { expired, pending } = running.recovered;
   console.log(`askrelay is running: ${running.url}`);
   console.log(`Token: ${running.token}`);
+  for (const notice of running.notices) console.log(notice);
   console.log(`Data: ${config.dataDir} (${pending} pending card${pending === 1 ? '' : 's'}${expired ? `, ${expired} expired while stopped` : ''})`);
   for (const line of running.channels.describe()) console.log(`Channel ${line}`);
   console.log('Open the page, paste the token once; press Ctrl+C to stop.');

@@ -1,6 +1,7 @@
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import webpush from 'web-push';
+import { createSecretFile, privateFolder } from '../store/secret-file.js';
 
 // The relay's VAPID key pair (RFC 8292): made on first start and kept in the data folder,
 // readable by the owner only. The public key is what the page hands the browser as
@@ -26,18 +27,18 @@ const isKeys = (value: unknown): value is VapidKeys =>
 export function loadOrCreateVapidKeys(dataDir: string): VapidKeys {
   const file = join(dataDir, VAPID_FILE);
   if (existsSync(file)) {
-    const stored: unknown = JSON.parse(readFileSync(file, 'utf8'));
+    let stored: unknown;
+    try {
+      stored = JSON.parse(readFileSync(file, 'utf8'));
+    } catch {
+      // An empty or cut file (an older relay crashed while writing it) is no key pair either.
+    }
     if (!isKeys(stored)) throw new Error(`${file} does not hold a VAPID key pair {publicKey, privateKey}; remove it to make a new one.`);
     return { publicKey: stored.publicKey, privateKey: stored.privateKey };
   }
   const keys = webpush.generateVAPIDKeys();
-  mkdirSync(dataDir, { recursive: true });
-  // "wx": two relays starting at once on one folder never overwrite each other's keys.
-  try {
-    writeFileSync(file, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600, flag: 'wx' });
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'EEXIST') return loadOrCreateVapidKeys(dataDir);
-    throw err;
-  }
+  privateFolder(dataDir);
+  // Created only when missing: two relays starting at once on one folder keep one pair.
+  if (!createSecretFile(file, `${JSON.stringify(keys, null, 2)}\n`)) return loadOrCreateVapidKeys(dataDir);
   return { publicKey: keys.publicKey, privateKey: keys.privateKey };
 }

@@ -1,6 +1,7 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
+import { parseHead } from '../store/audit-chain.js';
 import type { AuditStore } from '../store/audit-store.js';
 import { humanOnly, type AuthEnv } from './auth.js';
 
@@ -10,7 +11,9 @@ const PageSchema = z.object({
 });
 
 // The audit log, for the human only: GET /api/audit pages through it oldest first
-// (`after` = the last seq seen); GET /api/audit/verify checks its hash chain.
+// (`after` = the last seq seen); GET /api/audit/verify checks its hash chain, and with
+// `head=SEQ:HASH` that the log still holds a head pinned earlier; GET /api/audit/head is
+// the last entry's {seq, hash}, the head to pin.
 export function auditRoutes(audit: AuditStore) {
   const app = new Hono<AuthEnv>();
   app.use('*', humanOnly);
@@ -23,7 +26,15 @@ export function auditRoutes(audit: AuditStore) {
     return c.json({ entries, ...(entries.length === limit ? { next: entries.at(-1)!.seq } : {}) });
   });
 
-  app.get('/verify', (c) => c.json(audit.verify()));
+  app.get('/head', (c) => c.json(audit.head()));
+
+  app.get('/verify', (c) => {
+    const raw = c.req.query('head');
+    if (raw === undefined) return c.json(audit.verify());
+    const pin = parseHead(raw);
+    if (!pin) throw new RelayError('invalid_request', 'head must be SEQ:HASH as GET /api/audit/head gives it: a sequence number, a colon and 64 hex digits.');
+    return c.json(audit.verify(pin));
+  });
 
   return app;
 }

@@ -7,6 +7,7 @@ import type { CardAccess } from '../relay/card-access.js';
 import type { Relay } from '../relay/relay.js';
 import type { AuditStore } from '../store/audit-store.js';
 import type { SessionPatch, SessionStore } from '../store/session-store.js';
+import { AgentTokens } from './agent-tokens.js';
 import type { ProviderId, Session, SessionStatus, StartSession, TranscriptEntry } from './model.js';
 import { RELAY_TOOL_DEFINITIONS, RelayToolbox } from './relay-tool.js';
 import type { Runner, RunnerContext, RunnerFactory } from './runner.js';
@@ -27,6 +28,8 @@ export interface SessionManagerOptions {
   access?: CardAccess;
   /** Where changes of a session's permissions are recorded. */
   audit?: AuditStore;
+  /** The key agent tokens are derived from, kept outside the database (see agent-tokens.ts). */
+  agentKey?: Buffer;
 }
 
 interface Live {
@@ -44,6 +47,7 @@ export class SessionManager {
   private readonly clock: Clock;
   private readonly env: NodeJS.ProcessEnv;
   private watchdog?: NodeJS.Timeout;
+  private readonly tokens: AgentTokens;
   readonly toolbox?: RelayToolbox;
   /** The relay's own address once it listens, handed to agents as ASKRELAY_URL. */
   relayUrl?: string;
@@ -54,17 +58,18 @@ export class SessionManager {
     // agent gets its own session's token instead (see context()).
     const { ASKRELAY_TOKEN: _token, ...env } = options.env ?? process.env;
     this.env = env;
+    this.tokens = new AgentTokens(options.store, options.agentKey);
     if (options.access) this.toolbox = new RelayToolbox(options.access, this);
   }
 
   /** The running session an agent token belongs to (stopped and failed sessions' tokens are void). */
   sessionOfToken(token: string): string | undefined {
-    return this.options.store.sessionOfToken(token);
+    return this.tokens.session(token);
   }
 
-  /** The session's agent token (made on first use, kept across restarts). */
+  /** The session's agent token (the same after a restart; the database keeps only its hash). */
   agentToken(id: string): string {
-    return this.options.store.agentToken(id, () => `asa_${randomBytes(24).toString('base64url')}`);
+    return this.tokens.of(id);
   }
 
   /** The human lets other agents answer this session's cards, or stops letting them. */

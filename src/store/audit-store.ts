@@ -1,12 +1,13 @@
 import type Database from 'better-sqlite3';
-import { createHash } from 'node:crypto';
-import { z } from 'zod';
+import { GENESIS, auditKey, checkChain, sealEntry, type AuditCheck, type AuditEntry, type AuditHead, type AuditKey, type AuditRecord, type AuditRow } from './audit-chain.js';
 
 // The audit log: every card event (created, answered, skipped, expired, cancelled) and
 // every refused attempt, appended with its time, actor and surface. Each entry carries the
-// hash of the one before it, and a one-row head holds the last sequence number and hash,
-// so `verify` finds an edited row (its hash no longer matches), a removed row (a gap in the
-// sequence, a broken link) and a removed tail (the head points past the end).
+// hash of the one before it (an HMAC under the audit key, see audit-chain.ts), and a
+// one-row head holds the last sequence number and hash, so `verify` finds an edited row
+// (its hash no longer matches), a removed row (a gap in the sequence, a broken link) and a
+// removed tail (the head points past the end); a head pinned elsewhere finds a log cut
+// short whose head was rewritten to match.
 //
 // The relay's own events go through `enqueue`: entries of one turn of the event loop are
 // written together in one transaction right after it, so auditing adds no write to the
@@ -27,46 +28,13 @@ CREATE TABLE IF NOT EXISTS audit_head (
 );
 `;
 
-export const AuditEventSchema = z.enum([
-  'card.created',
-  'card.answered',
-  'card.skipped',
-  'card.expired',
-  'card.cancelled',
-  'card.refused',
-  'session.permission',
-]);
+export { AuditEntrySchema, AuditEventSchema, hashEntry, type AuditCheck, type AuditEntry, type AuditHead, type AuditRecord } from './audit-chain.js';
 
-export const AuditEntrySchema = z.object({
-  seq: z.number().int(),
-  at: z.string(),
-  event: AuditEventSchema,
-  cardId: z.string().optional(),
-  sessionId: z.string().nullable().optional(),
-  actor: z.object({ kind: z.enum(['human', 'agent', 'system']), id: z.string() }),
-  surface: z.string(),
-  /** What was refused and why, the answer's shape, a setting's new value… */
-  detail: z.record(z.string(), z.unknown()).optional(),
-  prevHash: z.string(),
-  hash: z.string(),
-});
-export type AuditEntry = z.infer<typeof AuditEntrySchema>;
-export type AuditRecord = Omit<AuditEntry, 'seq' | 'prevHash' | 'hash'>;
+const SYSTEM = { kind: 'system' as const, id: 'relay' };
 
-const GENESIS = '0'.repeat(64);
-
-/** The hash of an entry: the previous hash and the entry's own fields, in a fixed order. */
-export function hashEntry(entry: Omit<AuditEntry, 'hash'>): string {
-  const { seq, at, event, cardId, sessionId, actor, surface, detail, prevHash } = entry;
-  const canonical = JSON.stringify([seq, at, event, cardId ?? null, sessionId ?? null, actor.kind, actor.id, surface, detail ?? null, prevHash]);
-  return createHash('sha256').update(canonical).digest('hex');
-}
-
-export interface AuditCheck {
-  ok: boolean;
-  entries: number;
-  /** One sentence per problem found, e.g. "entry 12 was edited". */
-  problems: string[];
+export interface AuditStoreOptions {
+  /** The audit key (kept outside the database): with it every entry is an HMAC, see audit-chain.ts. */
+  key?: Buffer;
 }
 
 export class AuditStore {
@@ -74,8 +42,15 @@ export class AuditStore {
   private readonly appendTx;
   private queued: AuditRecord[] = [];
   private flushing?: NodeJS.Immediate;
+  private readonly key?: AuditKey;
+  /** Set when opening the log recorded a switch to this relay's key: the sentence to tell the operator. */
+  readonly keyedNotice?: string;
 
-  constructor(private readonly db: Database.Database) {
+  constructor(
+    private readonly db: Database.Database,
+    options: AuditStoreOptions = {},
+  ) {
+    this.key = options.key ? auditKey(options.key) : undefined;
     db.exec(SCHEMA);
     this.stmt = {
       head: db.prepare('SELECT seq, hash FROM audit_head WHERE one = 1'),
@@ -83,12 +58,13 @@ export class AuditStore {
       setHead: db.prepare('INSERT INTO audit_head (one, seq, hash) VALUES (1, ?, ?) ON CONFLICT (one) DO UPDATE SET seq = excluded.seq, hash = excluded.hash'),
       page: db.prepare('SELECT data FROM audit WHERE seq > ? ORDER BY seq LIMIT ?').pluck(),
       all: db.prepare('SELECT seq, data, prev_hash AS prevHash, hash FROM audit ORDER BY seq'),
+      last: db.prepare('SELECT data FROM audit ORDER BY seq DESC LIMIT 1').pluck(),
+      lastHead: db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1'),
     };
     this.appendTx = db.transaction((records: AuditRecord[]): AuditEntry[] => {
       let head = this.stmt.head.get() as { seq: number; hash: string } | undefined;
       const entries = records.map((record) => {
-        const base = { seq: (head?.seq ?? 0) + 1, ...record, prevHash: head?.hash ?? GENESIS };
-        const entry: AuditEntry = { ...base, hash: hashEntry(base) };
+        const entry = sealEntry({ seq: (head?.seq ?? 0) + 1, ...record, prevHash: head?.hash ?? GENESIS }, this.key);
         this.stmt.insert.run(entry.seq, JSON.stringify(entry), entry.prevHash, entry.hash);
         head = entry;
         return entry;
@@ -96,6 +72,35 @@ export class AuditStore {
       if (head) this.stmt.setHead.run(head.seq, head.hash);
       return entries;
     });
+    if (this.key) this.keyedNotice = this.recordSwitch(this.key);
+  }
+
+  /**
+   * A log whose last entry is unkeyed (written before the key) or keyed with another key
+   * gets an `audit.keyed` entry under this key at once: from there on every entry is
+   * keyed, and a keyed relay's log never ends on an unkeyed entry (see checkChain).
+   */
+  private recordSwitch(key: AuditKey): string | undefined {
+    const data = this.stmt.last.get() as string | undefined;
+    if (data === undefined) return undefined;
+    let last: Partial<AuditEntry> = {};
+    try {
+      last = JSON.parse(data) as AuditEntry;
+    } catch {
+      // A last row that is no entry (verify names it) is not keyed by this key either.
+    }
+    if (last.alg && last.keyId === key.id) return undefined;
+    const previous = last.alg ? last.keyId : undefined;
+    const entry = this.append({
+      at: new Date().toISOString(),
+      event: 'audit.keyed',
+      actor: SYSTEM,
+      surface: 'relay',
+      detail: { algorithm: 'hmac-sha256', keyId: key.id, ...(previous ? { previousKeyId: previous } : {}) },
+    });
+    return last.alg
+      ? `The audit log's last entry was keyed with another key (${previous}), not this relay's (${key.id}); entries from ${entry.seq} on are keyed with this one, and "askrelay audit verify" reports the older keyed entries until their key is back.`
+      : `The audit log is keyed from entry ${entry.seq} on; the ${entry.seq - 1} ${entry.seq === 2 ? 'entry' : 'entries'} before it stay plain SHA-256 and are checked as such.`;
   }
 
   /** Appends now (after whatever is queued) and returns the entry. */
@@ -134,37 +139,17 @@ export class AuditStore {
     return (this.stmt.page.all(after, limit) as string[]).map((data) => JSON.parse(data) as AuditEntry);
   }
 
-  verify(): AuditCheck {
+  /** The last entry's seq and hash (0 and the genesis hash for an empty log): what to pin elsewhere. */
+  head(): AuditHead {
     this.flush();
-    const rows = this.stmt.all.all() as { seq: number; data: string; prevHash: string; hash: string }[];
-    const problems: string[] = [];
-    let prev = GENESIS;
-    let expected = 1;
-    for (const row of rows) {
-      if (row.seq !== expected) {
-        problems.push(row.seq - 1 === expected ? `entry ${expected} was removed` : `entries ${expected}-${row.seq - 1} were removed`);
-      }
-      let entry: AuditEntry | undefined;
-      try {
-        entry = AuditEntrySchema.parse(JSON.parse(row.data));
-      } catch {
-        problems.push(`entry ${row.seq} is not a valid entry`);
-      }
-      if (entry) {
-        const { hash: _stored, ...fields } = entry;
-        const mismatch = entry.seq !== row.seq || entry.prevHash !== row.prevHash || entry.hash !== row.hash;
-        if (mismatch || hashEntry(fields) !== row.hash) problems.push(`entry ${row.seq} was edited`);
-      }
-      if (row.prevHash !== prev && row.seq === expected) problems.push(`entry ${row.seq} does not follow entry ${row.seq - 1}`);
-      prev = row.hash;
-      expected = row.seq + 1;
-    }
-    const head = this.stmt.head.get() as { seq: number; hash: string } | undefined;
-    const last = rows.at(-1);
-    if (head && (!last || head.seq !== last.seq || head.hash !== last.hash)) {
-      problems.push(head.seq > (last?.seq ?? 0) ? `entries after ${last?.seq ?? 0} (up to ${head.seq}) were removed` : 'the log head was edited');
-    }
-    if (!head && rows.length) problems.push('the log head was removed');
-    return { ok: problems.length === 0, entries: rows.length, problems };
+    return (this.stmt.lastHead.get() as AuditHead | undefined) ?? { seq: 0, hash: GENESIS };
+  }
+
+  /** Checks the chain, and with `pin` that the log still holds that entry with that hash. */
+  verify(pin?: AuditHead): AuditCheck {
+    this.flush();
+    const rows = this.stmt.all.all() as AuditRow[];
+    const head = this.stmt.head.get() as AuditHead | undefined;
+    return checkChain(rows, head, this.key, pin);
   }
 }

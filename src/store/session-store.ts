@@ -1,9 +1,12 @@
 import type Database from 'better-sqlite3';
+import { createHash } from 'node:crypto';
 import type { Session, TranscriptEntry } from '../sessions/model.js';
 
 // Sessions live in the same SQLite file as the cards: the record, its transcript (one
-// row per entry, appended) and the provider's own durable state (one JSON blob); also each
-// session's agent token and the watches the human approved (see src/relay/access.ts).
+// row per entry, appended) and the provider's own durable state (one JSON blob); also the
+// hash of each session's agent token and the watches the human approved (see
+// src/relay/access.ts). A token itself is never stored: whoever reads the file cannot act
+// as an agent with what they find.
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS sessions (
@@ -14,7 +17,7 @@ CREATE TABLE IF NOT EXISTS sessions (
   state       TEXT
 );
 CREATE TABLE IF NOT EXISTS agent_tokens (
-  token       TEXT PRIMARY KEY,
+  token_hash  TEXT PRIMARY KEY,
   session_id  TEXT NOT NULL UNIQUE
 );
 CREATE TABLE IF NOT EXISTS watch_grants (
@@ -31,6 +34,33 @@ CREATE TABLE IF NOT EXISTS transcript (
 );
 `;
 
+const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+/**
+ * Databases written before tokens were hashed hold them in a "token" column: each is
+ * replaced by its hash, with the freed bytes zeroed (secure_delete) and the -wal folded
+ * back and emptied, so no copy of the plain token is left in either file.
+ */
+function hashPlainTokens(db: Database.Database): void {
+  const plain = () => (db.prepare(`SELECT name FROM pragma_table_info('agent_tokens')`).pluck().all() as string[]).includes('token');
+  if (!plain()) return;
+  const secure = db.pragma('secure_delete', { simple: true });
+  db.pragma('secure_delete = ON');
+  try {
+    db.transaction(() => {
+      // Asked again under the write lock: another relay opening the same file may have done it.
+      if (!plain()) return;
+      const rows = db.prepare('SELECT token, session_id AS id FROM agent_tokens').all() as { token: string; id: string }[];
+      const set = db.prepare('UPDATE agent_tokens SET token = ? WHERE session_id = ?');
+      for (const { token, id } of rows) set.run(tokenHash(token), id);
+      db.exec('ALTER TABLE agent_tokens RENAME COLUMN token TO token_hash');
+    }).immediate();
+  } finally {
+    db.pragma(`secure_delete = ${secure ? 'ON' : 'OFF'}`);
+  }
+  db.pragma('wal_checkpoint(TRUNCATE)');
+}
+
 export type SessionPatch = Partial<Pick<Session, 'status' | 'error' | 'updatedAt' | 'model' | 'agentsMayAnswer'>>;
 
 export class SessionStore {
@@ -38,6 +68,7 @@ export class SessionStore {
 
   constructor(private readonly db: Database.Database) {
     db.exec(SCHEMA);
+    hashPlainTokens(db);
     this.stmt = {
       insert: db.prepare('INSERT INTO sessions (id, status, created_at, data) VALUES (?, ?, ?, ?)'),
       get: db.prepare('SELECT data FROM sessions WHERE id = ?').pluck(),
@@ -51,12 +82,14 @@ export class SessionStore {
       transcript: db.prepare('SELECT data FROM transcript WHERE session_id = ? ORDER BY seq').pluck(),
       getState: db.prepare('SELECT state FROM sessions WHERE id = ?').pluck(),
       setState: db.prepare('UPDATE sessions SET state = ? WHERE id = ?'),
-      setToken: db.prepare('INSERT INTO agent_tokens (token, session_id) VALUES (?, ?) ON CONFLICT (session_id) DO NOTHING'),
-      tokenOf: db.prepare('SELECT token FROM agent_tokens WHERE session_id = ?').pluck(),
+      setToken: db.prepare(
+        `INSERT INTO agent_tokens (token_hash, session_id) VALUES (?, ?)
+         ON CONFLICT (session_id) DO UPDATE SET token_hash = excluded.token_hash WHERE token_hash <> excluded.token_hash`,
+      ),
       // A stopped or failed session's token is void: one query, no session record parsed.
       sessionOf: db.prepare(
         `SELECT t.session_id FROM agent_tokens t JOIN sessions s ON s.id = t.session_id
-         WHERE t.token = ? AND s.status NOT IN ('stopped', 'failed')`,
+         WHERE t.token_hash = ? AND s.status NOT IN ('stopped', 'failed')`,
       ).pluck(),
       grant: db.prepare('INSERT INTO watch_grants (watcher, target, granted_at) VALUES (?, ?, ?) ON CONFLICT DO NOTHING'),
       watches: db.prepare('SELECT 1 FROM watch_grants WHERE watcher = ? AND target = ?').pluck(),
@@ -108,17 +141,14 @@ export class SessionStore {
     this.stmt.setState.run(JSON.stringify(state), id);
   }
 
-  /** The session's agent token, made once and kept, so a resumed agent keeps the same one. */
-  agentToken(id: string, make: () => string): string {
-    const existing = this.stmt.tokenOf.get(id) as string | undefined;
-    if (existing) return existing;
-    this.stmt.setToken.run(make(), id);
-    return this.stmt.tokenOf.get(id) as string;
+  /** Keeps the hash of the session's agent token (replacing an earlier one). */
+  setAgentToken(id: string, token: string): void {
+    this.stmt.setToken.run(tokenHash(token), id);
   }
 
   /** The live session an agent token belongs to (none for a stopped or failed session's). */
   sessionOfToken(token: string): string | undefined {
-    return (this.stmt.sessionOf.get(token) as string | undefined) ?? undefined;
+    return (this.stmt.sessionOf.get(tokenHash(token)) as string | undefined) ?? undefined;
   }
 
   grantWatch(watcher: string, target: string, now: number): void {

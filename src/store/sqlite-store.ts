@@ -1,5 +1,5 @@
 import Database from 'better-sqlite3';
-import { mkdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { Card } from '../cards/model.js';
 import { PushSubscriptionStore } from './push-subscription-store.js';
@@ -7,6 +7,7 @@ import { AuditStore } from './audit-store.js';
 import { CallStore } from './call-store.js';
 import { ChannelStore } from './channel-store.js';
 import { LoginStore } from './login-store.js';
+import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, privateFileIfExists } from './secret-file.js';
 import { SessionStore } from './session-store.js';
 import type { CardClose, CardFilter, CardStore, CloseResult, PendingDeadline } from './store.js';
 
@@ -27,6 +28,8 @@ CREATE INDEX IF NOT EXISTS cards_session ON cards (session_id, created_at);
 export interface SqliteOptions {
   /** "full" fsyncs every commit (survives power loss); "normal" survives process crashes. */
   sync?: 'normal' | 'full';
+  /** The audit log's key, kept outside the database (see audit-chain.ts). */
+  auditKey?: Buffer;
 }
 
 export class SqliteStore implements CardStore {
@@ -40,9 +43,18 @@ export class SqliteStore implements CardStore {
   readonly logins: LoginStore;
 
   constructor(file: string, options: SqliteOptions = {}) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    if (file !== ':memory:') {
+      mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_FOLDER_MODE });
+      // The file holds answers, push keys and the audit log: made (or tightened to) 0600
+      // before SQLite opens it, whatever the umask. SQLite gives the -wal and -shm it
+      // creates the database's mode.
+      closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
+      privateFileIfExists(file);
+    }
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
+    // Those an older relay left behind keep the mode they were made with.
+    if (file !== ':memory:') for (const suffix of ['-wal', '-shm']) privateFileIfExists(`${file}${suffix}`);
     this.db.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
     this.db.pragma('busy_timeout = 5000');
     this.db.exec(SCHEMA);
@@ -65,7 +77,7 @@ export class SqliteStore implements CardStore {
     };
     this.sessions = new SessionStore(this.db);
     this.calls = new CallStore(this.db);
-    this.audit = new AuditStore(this.db);
+    this.audit = new AuditStore(this.db, { key: options.auditKey });
     this.push = new PushSubscriptionStore(this.db);
     this.channels = new ChannelStore(this.db);
     this.logins = new LoginStore(this.db);

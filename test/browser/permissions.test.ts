@@ -104,7 +104,7 @@ describe('who may answer, on the web page', () => {
 
   it('signs in and shows each session with its setting, off by default', async () => {
     await page.goto(`${relay.url}#sessions`);
-    await page.getByTestId('token-input').fill('test-token');
+    await page.getByTestId('token-input').fill('test-token-0123456789abcdef');
     await page.getByTestId('token-input').press('Enter');
     await page.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
     await rowSwitch(asker.id).waitFor({ state: 'attached', ...WAIT });

@@ -51,7 +51,7 @@ async function newPage({ notifications = true }: { notifications?: boolean } = {
 
 async function signIn(page: Page, hash = '') {
   await page.goto(`${relay.url}${hash}`);
-  await page.getByTestId('token-input').fill('test-token');
+  await page.getByTestId('token-input').fill('test-token-0123456789abcdef');
   await page.getByTestId('token-input').press('Enter');
   await page.getByTestId('board').waitFor(WAIT);
 }

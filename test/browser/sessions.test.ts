@@ -103,7 +103,7 @@ let cardId = '';
 describe('sessions on the web page', () => {
   it('signs in and shows the Sessions view, empty', async () => {
     await page.goto(relay.url);
-    await page.getByTestId('token-input').fill('test-token');
+    await page.getByTestId('token-input').fill('test-token-0123456789abcdef');
     await page.getByTestId('token-input').press('Enter');
     await page.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
     expect(await page.getByTestId('board').isVisible()).toBe(true); // Cards stays the main view

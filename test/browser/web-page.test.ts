@@ -65,17 +65,17 @@ describe('web page', () => {
     expect(await page.getByTestId('login-error').textContent()).toMatch(/not the relay token/i);
     expect(await page.getByTestId('board').isHidden()).toBe(true);
 
-    await page.getByTestId('token-input').fill('test-token');
+    await page.getByTestId('token-input').fill('test-token-0123456789abcdef');
     await page.getByTestId('token-input').press('Enter');
     await page.getByTestId('board').waitFor(WAIT);
     await page.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
     expect(await page.getByTestId('login').isHidden()).toBe(true);
 
     const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + location.href + document.cookie);
-    expect(stored).not.toContain('test-token');
+    expect(stored).not.toContain('test-token-0123456789abcdef');
     const [cookie] = await context.cookies();
     expect(cookie).toMatchObject({ name: 'askrelay_session', httpOnly: true, sameSite: 'Strict' });
-    expect(cookie.value).not.toContain('test-token');
+    expect(cookie.value).not.toContain('test-token-0123456789abcdef');
   });
 
   it('shows a new card live and answers a single choice with one click', async () => {

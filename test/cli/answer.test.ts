@@ -11,7 +11,7 @@ import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 const scratch = mkdtempSync(join(tmpdir(), 'askrelay-cli-'));
 
 const cli = (relay: TestRelay, args: string[]) =>
-  runCli(args, { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'test-token' }, scratch);
+  runCli(args, { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' }, scratch);
 
 let relay: TestRelay;
 const run = (...args: string[]) => cli(relay, args);

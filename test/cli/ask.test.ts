@@ -15,7 +15,7 @@ const scratch = mkdtempSync(join(tmpdir(), 'askrelay-cli-'));
 const cli = (args: string[], env: Record<string, string | undefined>) => runCli(args, env, scratch);
 
 let relay: TestRelay;
-const env = () => ({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'test-token' });
+const env = () => ({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' });
 const ask = (...args: string[]) => cli(['ask', ...args], env());
 
 /** The pending card asking `text`, once the child process has created it. */
@@ -138,7 +138,7 @@ describe.concurrent('askrelay ask', { timeout: 60_000 }, () => {
 
   it('exits 1 when the relay is unreachable', async () => {
     const port = await freePort();
-    const run = await cli(['ask', 'Hello?'], { ASKRELAY_URL: `http://127.0.0.1:${port}`, ASKRELAY_TOKEN: 'test-token' });
+    const run = await cli(['ask', 'Hello?'], { ASKRELAY_URL: `http://127.0.0.1:${port}`, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' });
     expect(run.code).toBe(1);
     expect(run.stderr).toMatch(new RegExp(`^askrelay ask: cannot reach the relay at http://127\\.0\\.0\\.1:${port}/`));
   });
@@ -151,7 +151,7 @@ describe.concurrent('askrelay ask', { timeout: 60_000 }, () => {
     const data = join(scratch, 'data');
     rmSync(data, { recursive: true, force: true });
     mkdirSync(data);
-    writeFileSync(join(data, 'token'), 'test-token\n');
+    writeFileSync(join(data, 'token'), 'test-token-0123456789abcdef\n');
     const run = await cli(['cards'], { ASKRELAY_URL: relay.url, ASKRELAY_DATA: data });
     expect(run.code).toBe(0);
 
@@ -174,12 +174,12 @@ describe.concurrent('askrelay ask', { timeout: 60_000 }, () => {
 describe('askrelay ask across a relay restart', { timeout: 60_000 }, () => {
   it('keeps waiting while the relay is down and gets the answer given after it is back', async () => {
     const data = mkdtempSync(join(tmpdir(), 'askrelay-restart-'));
-    const config = serveConfig({ port: '0', data }, { ASKRELAY_TOKEN: 'test-token' });
+    const config = serveConfig({ port: '0', data }, { ASKRELAY_TOKEN: 'test-token-0123456789abcdef' });
     const first = await startRelay(config);
     const url = first.url;
     const api = (path: string, init: RequestInit = {}) =>
-      fetch(new URL(path, url), { ...init, headers: { authorization: 'Bearer test-token', 'content-type': 'application/json' } });
-    const running = cli(['ask', 'Survive a restart?', '-c', 'Yes', '-c', 'No'], { ASKRELAY_URL: url, ASKRELAY_TOKEN: 'test-token' });
+      fetch(new URL(path, url), { ...init, headers: { authorization: 'Bearer test-token-0123456789abcdef', 'content-type': 'application/json' } });
+    const running = cli(['ask', 'Survive a restart?', '-c', 'Yes', '-c', 'No'], { ASKRELAY_URL: url, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' });
     try {
       const card = await cardAsking('Survive a restart?', { api });
       await first.close();

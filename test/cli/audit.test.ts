@@ -1,12 +1,13 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card, CardInput } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
 import { DB_FILE } from '../../src/start.js';
-import type { AuditEntry } from '../../src/store/audit-store.js';
+import { hashEntry, type AuditEntry } from '../../src/store/audit-store.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { startAnthropicServer, type AnthropicServer } from '../fakes/anthropic-server.js';
 import { freePort, runCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
@@ -18,7 +19,7 @@ import { waitUntil } from '../support/wait-until.js';
 // directly and verify names the broken entry.
 
 const scratch = mkdtempSync(join(tmpdir(), 'askrelay-cli-audit-'));
-const env = (relay: TestRelay, token = 'test-token') => ({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: token });
+const env = (relay: TestRelay, token = 'test-token-0123456789abcdef') => ({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: token });
 const cli = (relay: TestRelay, args: string[], token?: string) => runCli(args, env(relay, token), scratch);
 
 let fake: AnthropicServer;
@@ -166,7 +167,7 @@ describe('askrelay audit', { timeout: 60_000 }, () => {
       cli(relay, ['audit'], relay.sessions.agentToken(a.id)),
       cli(relay, ['audit', 'verify'], relay.sessions.agentToken(a.id)),
       cli(relay, ['audit', 'verify'], 'nope'),
-      runCli(['audit'], { ASKRELAY_URL: `http://127.0.0.1:${port}`, ASKRELAY_TOKEN: 'test-token' }, scratch),
+      runCli(['audit'], { ASKRELAY_URL: `http://127.0.0.1:${port}`, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' }, scratch),
     ]);
     expect(agent).toMatchObject({ code: 1, stdout: '' });
     expect(agent.stderr).toBe('askrelay audit: Only the human (the relay token) can do this; an agent token cannot.\n');
@@ -197,7 +198,7 @@ describe('askrelay audit', { timeout: 60_000 }, () => {
     expect(bad).toMatchObject({ code: 1, stdout: '' });
     expect(bad.stderr).toBe('askrelay audit: --after takes a sequence number (a whole number, 0 or more), not "yesterday".\n');
     expect(sub.code).toBe(1);
-    expect(sub.stderr).toMatch(/^askrelay audit: unexpected argument "check"; the only subcommand is "verify"/);
+    expect(sub.stderr).toMatch(/^askrelay audit: unexpected argument "check"; the subcommands are "head" and "verify"/);
     expect(mixed.code).toBe(1);
     expect(mixed.stderr).toMatch(/--jsonl and --after are for listing the log/);
   });
@@ -299,5 +300,163 @@ describe('askrelay audit verify after the SQLite file was tampered with', { time
     } finally {
       await own.stop();
     }
+  });
+});
+
+describe('askrelay audit head, and verify against a pinned head', { timeout: 60_000 }, () => {
+  /** A relay with a short log: three cards asked, one answered, one skipped (5 entries). */
+  async function relayWithLog(env: Record<string, string> = {}, dataDir?: string): Promise<TestRelay> {
+    const own = await startTestRelay(env, dataDir);
+    const one = await create(own, question('One?'));
+    await create(own, question('Two?'));
+    const three = await create(own, question('Three?'));
+    expect((await own.api(`/api/cards/${one.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['A'] } } } })).status).toBe(200);
+    expect((await own.api(`/api/cards/${three.id}/skip`, { method: 'POST' })).status).toBe(200);
+    return own;
+  }
+
+  function tamper(own: TestRelay, ...sql: string[]): void {
+    const db = new Database(join(own.dataDir, DB_FILE));
+    try {
+      for (const statement of sql) db.exec(statement);
+    } finally {
+      db.close();
+    }
+  }
+
+  it('head prints SEQ:HASH of the last entry and how to use it; --json as the relay returns it', async () => {
+    const own = await relayWithLog();
+    try {
+      const { entries } = await apiLog(own);
+      const last = entries.at(-1)!;
+      expect(last).toMatchObject({ seq: 5, alg: 'hmac-sha256' }); // the relay keys its log
+      const run = await cli(own, ['audit', 'head']);
+      expect(run).toMatchObject({ code: 0, stderr: '' });
+      expect(run.stdout).toBe(
+        `5:${last.hash}\n` +
+          `Entry 5 is the last of the audit log. Keep this line where the relay's host cannot change it; "askrelay audit verify --head 5:${last.hash}" checks later that the log still holds it.\n`,
+      );
+      const json = await cli(own, ['audit', 'head', '--json']);
+      expect(json.code).toBe(0);
+      expect(JSON.parse(json.stdout)).toEqual({ seq: 5, hash: last.hash });
+      expect(await (await own.api('/api/audit/head')).json()).toEqual({ seq: 5, hash: last.hash });
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('verify --head: ok while the log holds the pin; the tail deleted and the head rewritten fails, exit 1', async () => {
+    const own = await relayWithLog();
+    try {
+      const pin = (await cli(own, ['audit', 'head'])).stdout.split('\n')[0];
+      const ok = await cli(own, ['audit', 'verify', '--head', pin]);
+      expect(ok).toMatchObject({ code: 0, stdout: 'ok: 5 entries, the chain is intact and still holds the pinned head (entry 5)\n' });
+
+      tamper(own, 'DELETE FROM audit WHERE seq > 3', 'UPDATE audit_head SET seq = 3, hash = (SELECT hash FROM audit WHERE seq = 3)');
+      // What is left is a genuine, shorter chain: without the pin nothing shows.
+      expect(await cli(own, ['audit', 'verify'])).toMatchObject({ code: 0, stdout: 'ok: 3 entries, the chain is intact\n' });
+      const run = await cli(own, ['audit', 'verify', '--head', pin]);
+      expect(run).toMatchObject({ code: 1, stderr: '' });
+      expect(run.stdout).toBe(
+        'the log ends at entry 3, before the pinned head (entry 5): entries were removed\nbroken: 1 problem in 3 entries; the log was changed after it was written\n',
+      );
+      const json = await cli(own, ['audit', 'verify', '--head', pin, '--json']);
+      expect(json.code).toBe(1);
+      expect(JSON.parse(json.stdout)).toEqual({ ok: false, entries: 3, problems: ['the log ends at entry 3, before the pinned head (entry 5): entries were removed'] });
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('an entry edited and every later hash recomputed with plain SHA-256 fails verify', async () => {
+    const own = await relayWithLog();
+    try {
+      const { entries } = await apiLog(own);
+      // The forger rewrites who answered card one, and re-chains everything after it.
+      let prev = entries[2].hash;
+      const statements = entries.slice(3).map((entry) => {
+        const { hash: _h, alg: _a, keyId: _k, ...fields } = entry;
+        const forged = { ...fields, prevHash: prev, ...(entry.seq === 4 ? { surface: 'web' } : {}) };
+        const hash = hashEntry(forged);
+        prev = hash;
+        return `UPDATE audit SET data = '${JSON.stringify({ ...forged, hash })}', prev_hash = '${forged.prevHash}', hash = '${hash}' WHERE seq = ${entry.seq}`;
+      });
+      tamper(own, ...statements, `UPDATE audit_head SET hash = '${prev}'`);
+      const run = await cli(own, ['audit', 'verify']);
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('entry 4 is not keyed\nentry 5 is not keyed\nbroken: 2 problems in 5 entries; the log was changed after it was written\n');
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('an older, unkeyed log keeps verifying: the relay keys it from the next entry on and says so', async () => {
+    const data = mkdtempSync(join(scratch, 'older-'));
+    const older = new SqliteStore(join(data, DB_FILE)); // a relay from before the audit key
+    for (let i = 1; i <= 3; i++) older.audit.append({ at: new Date().toISOString(), event: 'card.created', cardId: `c_${i}`, actor: { kind: 'human', id: 'operator' }, surface: 'api' });
+    older.close();
+    const own = await relayWithLog({}, data);
+    try {
+      expect(own.notices).toContain('The audit log is keyed from entry 4 on; the 3 entries before it stay plain SHA-256 and are checked as such.');
+      const { entries } = await apiLog(own);
+      expect(entries.map((e) => e.alg ?? 'sha256')).toEqual(['sha256', 'sha256', 'sha256', 'hmac-sha256', 'hmac-sha256', 'hmac-sha256', 'hmac-sha256', 'hmac-sha256', 'hmac-sha256']);
+      expect(entries[3]).toMatchObject({ event: 'audit.keyed', actor: { kind: 'system', id: 'relay' } });
+      expect(await cli(own, ['audit', 'verify'])).toMatchObject({ code: 0, stdout: 'ok: 9 entries, the chain is intact\n' });
+      const table = rowsOf((await cli(own, ['audit'])).stdout);
+      expect(table[4].slice(2)).toEqual(['audit.keyed', '-', 'system:relay', 'relay', `algorithm=hmac-sha256 keyId=${entries[3].keyId}`]);
+    } finally {
+      await own.stop();
+    }
+  });
+
+  it('a lost audit key: a new one is made and said so, and verify names the entries it cannot check', async () => {
+    const data = mkdtempSync(join(scratch, 'lost-key-'));
+    const first = await relayWithLog({}, data);
+    const oldKey = readFileSync(join(data, 'audit.key'), 'utf8').trim();
+    const firstId = (await apiLog(first)).entries[0].keyId;
+    await first.stop();
+    rmSync(join(data, 'audit.key'));
+
+    const second = await startTestRelay({}, data);
+    try {
+      const secondId = (await apiLog(second)).entries[5].keyId;
+      expect(second.notices).toContain(`Made the audit key ${join(data, 'audit.key')}; the audit log is keyed with it from now on (keep it with your backups).`);
+      expect(second.notices.join('\n')).toContain(`The audit log's last entry was keyed with another key (${firstId}), not this relay's (${secondId})`);
+      const run = await cli(second, ['audit', 'verify']);
+      expect(run.code).toBe(1);
+      expect(run.stdout.split('\n')[0]).toBe(`entries 1-5 were keyed with another audit key (${firstId}), not this relay's (${secondId})`);
+    } finally {
+      await second.stop();
+    }
+
+    // The old key given back through ASKRELAY_AUDIT_KEY: the old entries verify again.
+    const third = await startTestRelay({ ASKRELAY_AUDIT_KEY: oldKey }, data);
+    try {
+      const run = await cli(third, ['audit', 'verify', '--json']);
+      const problems = (JSON.parse(run.stdout) as { problems: string[] }).problems;
+      expect(problems.some((p) => p.startsWith('entries 1-5'))).toBe(false);
+    } finally {
+      await third.stop();
+    }
+  });
+
+  it('explains --head: a malformed pin, --head where it does not belong', async () => {
+    const [bad, onList, onHead, extra] = await Promise.all([
+      cli(relay, ['audit', 'verify', '--head', '12']),
+      cli(relay, ['audit', '--head', `1:${'a'.repeat(64)}`]),
+      cli(relay, ['audit', 'head', '--head', `1:${'a'.repeat(64)}`]),
+      cli(relay, ['audit', 'head', 'now']),
+    ]);
+    expect(bad).toMatchObject({ code: 1, stdout: '' });
+    expect(bad.stderr).toBe('askrelay audit: --head takes SEQ:HASH as "askrelay audit head" prints it (a sequence number, a colon and 64 hex digits), not "12".\n');
+    expect(onList.code).toBe(1);
+    expect(onList.stderr).toMatch(/--head is for "audit verify"/);
+    expect(onHead.code).toBe(1);
+    expect(onHead.stderr).toMatch(/--head is for "audit verify"/);
+    expect(extra.code).toBe(1);
+    expect(extra.stderr).toMatch(/unexpected argument "now"/);
+    const api = await relay.api('/api/audit/verify?head=nope');
+    expect(api.status).toBe(400);
+    expect((await api.json()).error.code).toBe('invalid_request');
   });
 });

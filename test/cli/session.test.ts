@@ -31,13 +31,13 @@ let fake: AnthropicServer;
 let relay: TestRelay;
 
 const relayEnv = () => ({ ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'dummy', DEEPSEEK_BASE_URL: fake.url, DEEPSEEK_API_KEY: '' });
-const cli = (on: TestRelay, args: string[]) => runCli(args, { ASKRELAY_URL: on.url, ASKRELAY_TOKEN: 'test-token' }, scratch);
+const cli = (on: TestRelay, args: string[]) => runCli(args, { ASKRELAY_URL: on.url, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' }, scratch);
 const run = (...args: string[]) => cli(relay, args);
 
 /** Like runCli, but the output can be read while the command runs. */
 function spawnCli(on: TestRelay, args: string[]) {
   const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
-  const child = spawn(process.execPath, [BIN, ...args], { cwd: scratch, env: { ...clean, ASKRELAY_URL: on.url, ASKRELAY_TOKEN: 'test-token' } });
+  const child = spawn(process.execPath, [BIN, ...args], { cwd: scratch, env: { ...clean, ASKRELAY_URL: on.url, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' } });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (d) => (stdout += d));

@@ -66,7 +66,8 @@ describe('VAPID key', () => {
     const store = new SqliteStore(join(relay.dataDir, 'askrelay.sqlite'));
     const now = new Date().toISOString();
     store.sessions.insert({ id: 's_push_agent', provider: 'claude', status: 'idle', createdAt: now, updatedAt: now } as unknown as Session);
-    const token = store.sessions.agentToken('s_push_agent', () => 'asa_push_agent_token');
+    const token = 'asa_push_agent_token';
+    store.sessions.setAgentToken('s_push_agent', token);
     store.close();
     const as = (method: string, path: string, json?: unknown) =>
       fetch(new URL(path, relay.url), {

@@ -249,3 +249,151 @@ describe('list', () => {
     expect(audit.list(1, 2).map((e) => e.seq)).toEqual([3, 4]);
   });
 });
+
+describe('the keyed chain (an HMAC under a key kept outside the database)', () => {
+  const KEY = Buffer.from('the audit key, kept outside the database');
+  const OTHER = Buffer.from('another audit key, not the one it was written with');
+  const keyed = (key = KEY) => new AuditStore(db, { key });
+  const fillWith = (store: AuditStore, from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => store.append(record(from + i)));
+
+  /** Rewrites entries `from`… as the tamperer would: each edited by `edit`, re-hashed with plain SHA-256 and re-linked, the head moved along. */
+  function rewritePlain(from: number, edit: (e: Omit<AuditEntry, 'hash'>) => Omit<AuditEntry, 'hash'> = (e) => e): void {
+    const rows = other.prepare('SELECT data FROM audit WHERE seq >= ? ORDER BY seq').pluck().all(from) as string[];
+    let prev = from === 1 ? GENESIS : (other.prepare('SELECT hash FROM audit WHERE seq = ?').pluck().get(from - 1) as string);
+    for (const data of rows) {
+      const { hash: _old, alg: _alg, keyId: _keyId, ...fields } = JSON.parse(data) as AuditEntry;
+      const forged = edit({ ...fields, prevHash: prev });
+      const hash = hashEntry(forged);
+      other.prepare('UPDATE audit SET data = ?, prev_hash = ?, hash = ? WHERE seq = ?').run(JSON.stringify({ ...forged, hash }), prev, hash, forged.seq);
+      prev = hash;
+    }
+    other.prepare('UPDATE audit_head SET seq = (SELECT MAX(seq) FROM audit), hash = ?').run(prev);
+  }
+
+  it('every entry is marked hmac-sha256 with the key\'s id, and its hash is not the plain SHA-256', () => {
+    const store = keyed();
+    const entries = fillWith(store, 1, 3);
+    for (const entry of entries) {
+      expect(entry).toMatchObject({ alg: 'hmac-sha256', keyId: expect.stringMatching(/^[0-9a-f]{16}$/) });
+      const { hash, ...fields } = entry;
+      expect(hash).toMatch(/^[0-9a-f]{64}$/);
+      expect(hashEntry(fields)).not.toBe(hash);
+    }
+    expect(new Set(entries.map((e) => e.keyId)).size).toBe(1);
+    expect(store.verify()).toEqual({ ok: true, entries: 3, problems: [] });
+    expect(store.keyedNotice).toBeUndefined(); // an empty log is keyed from its first entry: nothing to say
+    expect(keyed(OTHER).list().at(-1)!.keyId).not.toBe(entries[0].keyId); // the id names the key
+  });
+
+  it('an entry edited and every later hash recomputed with plain SHA-256 fails verify', () => {
+    const store = keyed();
+    fillWith(store, 1, 5);
+    rewritePlain(3, (e) => (e.seq === 3 ? { ...e, actor: { kind: 'human', id: 'operator' } } : e));
+    expect(store.verify()).toEqual({ ok: false, entries: 5, problems: ['entry 3 is not keyed', 'entry 4 is not keyed', 'entry 5 is not keyed'] });
+  });
+
+  it('the markers kept but the hash recomputed with plain SHA-256: "entry N was edited"', () => {
+    const store = keyed();
+    const entries = fillWith(store, 1, 3);
+    const { hash: _old, ...fields } = entries[1];
+    const forged = { ...fields, surface: 'web' };
+    const hash = hashEntry(forged);
+    other.prepare('UPDATE audit SET data = ?, hash = ? WHERE seq = 2').run(JSON.stringify({ ...forged, hash }), hash);
+    expect(store.verify().problems).toEqual(['entry 2 was edited', 'entry 3 does not follow entry 2']);
+  });
+
+  it('the whole log rewritten with plain SHA-256 is caught: a keyed relay\'s last entry is always keyed', () => {
+    const store = keyed();
+    fillWith(store, 1, 4);
+    rewritePlain(1);
+    expect(store.verify()).toEqual({ ok: false, entries: 4, problems: ['entry 4 is not keyed, though this relay keys every entry it writes: keyed entries after it were removed or rewritten'] });
+  });
+
+  it('the tail deleted and the head rewritten is caught by a pinned head', () => {
+    const store = keyed();
+    fillWith(store, 1, 5);
+    const pinned = store.head();
+    expect(pinned).toEqual({ seq: 5, hash: store.list().at(-1)!.hash });
+    expect(store.verify(pinned)).toEqual({ ok: true, entries: 5, problems: [] });
+    other.prepare('DELETE FROM audit WHERE seq > 3').run();
+    other.prepare('UPDATE audit_head SET seq = 3, hash = (SELECT hash FROM audit WHERE seq = 3)').run();
+    // What is left is a genuine chain: only the pin, kept elsewhere, knows it was longer.
+    expect(store.verify()).toEqual({ ok: true, entries: 3, problems: [] });
+    expect(store.verify(pinned)).toEqual({ ok: false, entries: 3, problems: ['the log ends at entry 3, before the pinned head (entry 5): entries were removed'] });
+  });
+
+  it('the tail deleted and written again (so the pinned seq is back) is caught by the pin\'s hash', () => {
+    const store = keyed();
+    fillWith(store, 1, 5);
+    const pinned = store.head();
+    other.prepare('DELETE FROM audit WHERE seq > 3').run();
+    other.prepare('UPDATE audit_head SET seq = 3, hash = (SELECT hash FROM audit WHERE seq = 3)').run();
+    for (const n of [14, 15, 16]) store.append(record(n)); // the relay goes on: entries 4-6 again, other ones
+    const check = store.verify(pinned);
+    expect(check.ok).toBe(false);
+    expect(check.problems).toEqual([`entry 5 is not the pinned head (its hash is ${store.list()[4].hash.slice(0, 16)}…, the pin's ${pinned.hash.slice(0, 16)}…): the log was rewritten`]);
+    expect(store.verify({ seq: 9, hash: pinned.hash }).problems).toEqual(['the log ends at entry 6, before the pinned head (entry 9): entries were removed']);
+    other.prepare('DELETE FROM audit WHERE seq = 2').run();
+    expect(store.verify({ seq: 2, hash: pinned.hash }).problems).toContain('the pinned head (entry 2) was removed');
+  });
+
+  it('an old unkeyed log keeps verifying: keyed from the next entry on, and the switch is recorded', () => {
+    const old = fill(3); // written before there was a key
+    const store = keyed();
+    expect(store.keyedNotice).toBe('The audit log is keyed from entry 4 on; the 3 entries before it stay plain SHA-256 and are checked as such.');
+    const entries = store.list();
+    expect(entries.slice(0, 3)).toEqual(old);
+    expect(entries[3]).toMatchObject({ seq: 4, event: 'audit.keyed', actor: { kind: 'system', id: 'relay' }, alg: 'hmac-sha256', detail: { algorithm: 'hmac-sha256', keyId: entries[3].keyId } });
+    fillWith(store, 5, 7);
+    expect(store.verify()).toEqual({ ok: true, entries: 7, problems: [] });
+    // Opened again with the same key: nothing more to record, and the old entries still verify.
+    const again = keyed();
+    expect(again.keyedNotice).toBeUndefined();
+    expect(again.verify()).toEqual({ ok: true, entries: 7, problems: [] });
+    // An unkeyed entry after the switch (an older relay still writing, or a forger) is named.
+    const last = again.list().at(-1)!;
+    const base = { ...record(8), seq: 8, prevHash: last.hash };
+    const hash = hashEntry(base);
+    other.prepare('INSERT INTO audit (seq, data, prev_hash, hash) VALUES (?, ?, ?, ?)').run(8, JSON.stringify({ ...base, hash }), last.hash, hash);
+    other.prepare('UPDATE audit_head SET seq = 8, hash = ?').run(hash);
+    expect(again.verify().problems).toEqual(['entry 8 is not keyed']);
+  });
+
+  it('an old log truncated back to before the switch is caught', () => {
+    fill(3);
+    const store = keyed();
+    fillWith(store, 5, 6);
+    other.prepare('DELETE FROM audit WHERE seq > 3').run();
+    other.prepare('UPDATE audit_head SET seq = 3, hash = (SELECT hash FROM audit WHERE seq = 3)').run();
+    expect(store.verify().problems).toEqual(['entry 3 is not keyed, though this relay keys every entry it writes: keyed entries after it were removed or rewritten']);
+  });
+
+  it('a wrong key or none is named, once for the whole run of entries', () => {
+    const first = keyed();
+    fillWith(first, 1, 5);
+    const firstId = first.list()[0].keyId!;
+
+    const none = new AuditStore(db);
+    expect(none.verify()).toEqual({ ok: false, entries: 5, problems: ['entries 1-5 are keyed, and this relay has no audit key to check them with'] });
+
+    const wrong = keyed(OTHER);
+    const entries = wrong.list();
+    const otherId = entries[5].keyId!;
+    expect(otherId).not.toBe(firstId);
+    expect(entries[5]).toMatchObject({ seq: 6, event: 'audit.keyed', detail: { keyId: otherId, previousKeyId: firstId } });
+    expect(wrong.keyedNotice).toBe(
+      `The audit log's last entry was keyed with another key (${firstId}), not this relay's (${otherId}); entries from 6 on are keyed with this one, and "askrelay audit verify" reports the older keyed entries until their key is back.`,
+    );
+    expect(wrong.verify()).toEqual({ ok: false, entries: 6, problems: [`entries 1-5 were keyed with another audit key (${firstId}), not this relay's (${otherId})`] });
+    // With the right key back, all of it verifies: the switch entry is keyed with the other key.
+    expect(keyed().verify().problems).toEqual([`entry 6 was keyed with another audit key (${otherId}), not this relay's (${firstId})`]);
+  });
+
+  it('head() is the last entry; an empty log\'s is 0 and the genesis hash', () => {
+    const store = keyed();
+    expect(store.head()).toEqual({ seq: 0, hash: GENESIS });
+    expect(store.verify({ seq: 0, hash: GENESIS })).toEqual({ ok: true, entries: 0, problems: [] });
+    store.enqueue(record(1)); // head() writes what is queued first
+    expect(store.head()).toEqual({ seq: 1, hash: store.list()[0].hash });
+  });
+});

@@ -1,0 +1,108 @@
+import { spawn } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+// `askrelay serve` as a child process on its own temporary data folder: what it refuses to
+// start with (a short token, from the variable or the file) and what it repairs and says
+// (an empty token file, a data folder other users can read).
+
+const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
+const scratch = mkdtempSync(join(tmpdir(), 'askrelay-cli-serve-'));
+afterAll(() => rmSync(scratch, { recursive: true, force: true }));
+
+interface Served {
+  /** The exit code when serve stopped on its own (a refusal), null when it was running and was stopped. */
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Runs `askrelay serve --port 0` and settles once it exits on its own or prints its last
+ * start-up line; a running relay is then stopped (SIGTERM) and its output returned.
+ */
+function serve(data: string, env: Record<string, string> = {}): Promise<Served> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
+  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', data], { cwd: scratch, env: { ...clean, ...env } });
+  let stdout = '';
+  let stderr = '';
+  let running = false;
+  return new Promise((resolve, reject) => {
+    child.stdout.on('data', (d) => {
+      stdout += d;
+      if (!running && stdout.includes('press Ctrl+C to stop')) {
+        running = true;
+        child.kill('SIGTERM');
+      }
+    });
+    child.stderr.on('data', (d) => (stderr += d));
+    child.on('error', reject);
+    child.on('close', (code) => resolve({ code: running ? null : code, stdout, stderr }));
+  });
+}
+
+let n = 0;
+const folder = () => join(scratch, `data-${++n}`);
+const mode = (path: string) => statSync(path).mode & 0o777;
+
+describe('askrelay serve refuses a short token', { timeout: 30_000 }, () => {
+  it('ASKRELAY_TOKEN shorter than 24 characters: exit 1, the variable named', async () => {
+    const run = await serve(folder(), { ASKRELAY_TOKEN: 'abc' });
+    expect(run.code).toBe(1);
+    expect(run.stdout).toBe('');
+    expect(run.stderr).toMatch(/^askrelay serve: ASKRELAY_TOKEN is 3 characters long; the relay needs a token of at least 24 characters\./);
+    expect(run.stderr.trimEnd().split('\n')).toHaveLength(1);
+  });
+
+  it('a token file with a short token: exit 1, the file named, the file left as it was', async () => {
+    const data = folder();
+    mkdirSync(data, { mode: 0o700 });
+    writeFileSync(join(data, 'token'), 'short\n', { mode: 0o600 });
+    const run = await serve(data);
+    expect(run.code).toBe(1);
+    expect(run.stderr).toContain(`askrelay serve: the token in ${join(data, 'token')} is 5 characters long; the relay needs a token of at least 24 characters.`);
+    expect(readFileSync(join(data, 'token'), 'utf8')).toBe('short\n');
+  });
+
+  it('a token of exactly 24 characters is enough', async () => {
+    const run = await serve(folder(), { ASKRELAY_TOKEN: 'x'.repeat(24) });
+    expect(run.code).toBeNull();
+    expect(run.stdout).toContain(`Token: ${'x'.repeat(24)}\n`);
+  });
+});
+
+describe('askrelay serve repairs and says so', { timeout: 30_000 }, () => {
+  it.each([
+    ['empty', ''],
+    ['whitespace-only', ' \n\n'],
+  ])('an %s token file is replaced by a new token', async (_name, content) => {
+    const data = folder();
+    mkdirSync(data, { mode: 0o700 });
+    const file = join(data, 'token');
+    writeFileSync(file, content, { mode: 0o600 });
+    const run = await serve(data);
+    expect(run.code).toBeNull();
+    const token = readFileSync(file, 'utf8').trim();
+    expect(token.length).toBeGreaterThanOrEqual(24);
+    expect(run.stdout).toContain(`Token: ${token}\n`);
+    expect(run.stdout).toContain(`The token file ${file} was empty; a new token was written to it.\n`);
+    expect(mode(file)).toBe(0o600);
+  });
+
+  it('a data folder other users can read is made private (0700), with a line saying so', async () => {
+    const data = folder();
+    mkdirSync(data);
+    chmodSync(data, 0o755);
+    const run = await serve(data);
+    expect(run.code).toBeNull();
+    expect(run.stdout).toContain(`The data folder ${data} was open to other users (mode 0755); it is now 0700.\n`);
+    expect(mode(data)).toBe(0o700);
+
+    // Started again, there is nothing to say.
+    const again = await serve(data);
+    expect(again.stdout).not.toContain('open to other users');
+  });
+});
