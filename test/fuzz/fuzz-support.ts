@@ -11,7 +11,7 @@ export const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
 const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 
 /** fast-check parameters for one property; the generous timeout is for 10,000 cases over HTTP. */
-export const runs = (): fc.Parameters<unknown> => ({ numRuns: FUZZ_RUNS, ...(seed !== undefined ? { seed } : {}) });
+export const runs = (): { numRuns: number; seed?: number } => ({ numRuns: FUZZ_RUNS, ...(seed !== undefined ? { seed } : {}) });
 export const FUZZ_TIMEOUT_MS = Math.max(120_000, FUZZ_RUNS * 60);
 
 /** Names JavaScript objects already carry: where a lookup by a user's key goes wrong. */
