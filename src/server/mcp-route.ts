@@ -6,12 +6,14 @@ import type { ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import type { Handler } from 'hono';
 import { namedDuration } from '../config.js';
+import { RelayError } from '../errors.js';
 import { CALL_KEY, DEFAULT_TIMING, type CallTiming, type McpDialect, type ToolCall } from '../relay/call-waits.js';
 import { answeredBy, type Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { CallStore } from '../store/call-store.js';
 import { isRelayTool, RELAY_TOOL_DEFINITIONS, type RelayToolbox } from '../sessions/relay-tool.js';
 import type { AuthEnv } from './auth.js';
+import { readLimited } from './http.js';
 import type { CardDraft } from '../cards/model.js';
 import { VERSION } from '../version.js';
 
@@ -37,6 +39,10 @@ export interface McpRouteOptions {
 }
 
 const DEFAULT_IDLE_MS = 24 * 3600 * 1000;
+/**
+ * A tools/call is rarely more than a few KB, but the card limits allow an ask_user of ten
+ * long questions with twenty described options each (some 300 KB): 1 MB leaves room for it.
+ */
 const MAX_BODY = 1024 * 1024;
 /** Tool arguments that are not an object are carried under this key to the handler, which refuses them. */
 const NON_OBJECT = '__askrelay_non_object_arguments';
@@ -67,8 +73,10 @@ interface McpSession {
 
 const requestKey = (id: string | number) => `${typeof id}:${id}`;
 
-function jsonRpcError(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+/** An HTTP-level refusal in JSON-RPC's shape; `data.code` carries the relay's error code when there is one. */
+function jsonRpcError(status: number, code: number, message: string, relayCode?: string): Response {
+  const error = { code, message, ...(relayCode ? { data: { code: relayCode } } : {}) };
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error, id: null }), {
     status,
     headers: { 'content-type': 'application/json' },
   });
@@ -193,8 +201,26 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
 
   return async (c) => {
     const req = c.req.raw;
-    const sessionId = req.headers.get('mcp-session-id');
     const caller = mcpCaller(c.get('principal'));
+
+    // The body is read (and refused past 1 MB) before a session is opened or found.
+    let parsedBody: unknown;
+    if (req.method === 'POST') {
+      let text: string;
+      try {
+        text = (await readLimited(req, MAX_BODY)).toString('utf8');
+      } catch (err) {
+        if (err instanceof RelayError) return jsonRpcError(err.status, -32600, err.message, err.code);
+        throw err;
+      }
+      try {
+        parsedBody = JSON.parse(text);
+      } catch {
+        return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON.');
+      }
+    }
+
+    const sessionId = req.headers.get('mcp-session-id');
     let session: McpSession;
     if (sessionId) {
       const known = sessions.get(sessionId);
@@ -207,32 +233,22 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
     }
     session.lastSeen = Date.now();
 
-    let parsedBody: unknown;
+    const messages = parsedBody === undefined ? [] : Array.isArray(parsedBody) ? parsedBody : [parsedBody];
     const calls: string[] = [];
-    if (req.method === 'POST') {
-      if (Number(req.headers.get('content-length') ?? 0) > MAX_BODY) return jsonRpcError(413, -32600, 'The body is larger than 1 MB.');
-      const text = await req.text();
-      if (text.length > MAX_BODY) return jsonRpcError(413, -32600, 'The body is larger than 1 MB.');
-      try {
-        parsedBody = JSON.parse(text);
-      } catch {
-        return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON.');
+    for (const message of messages) {
+      if (!isObject(message) || message.method !== 'tools/call' || !isObject(message.params)) continue;
+      const args = message.params.arguments;
+      if (args !== undefined && !isObject(args)) message.params.arguments = { [NON_OBJECT]: args };
+      if (typeof message.id === 'string' || typeof message.id === 'number') {
+        const key = requestKey(message.id);
+        calls.push(key);
+        session.requests.set(key, { gone: new AbortController() });
       }
-      for (const message of Array.isArray(parsedBody) ? parsedBody : [parsedBody]) {
-        if (!isObject(message) || message.method !== 'tools/call' || !isObject(message.params)) continue;
-        const args = message.params.arguments;
-        if (args !== undefined && !isObject(args)) message.params.arguments = { [NON_OBJECT]: args };
-        if (typeof message.id === 'string' || typeof message.id === 'number') {
-          const key = requestKey(message.id);
-          calls.push(key);
-          session.requests.set(key, { gone: new AbortController() });
-        }
-      }
-      if (calls.length) {
-        req.signal.addEventListener('abort', () => calls.forEach((key) => session.requests.get(key)?.gone.abort()), { once: true });
-        const written = responseWritten(c.env?.outgoing);
-        calls.forEach((key) => (session.requests.get(key)!.delivered = written));
-      }
+    }
+    if (calls.length) {
+      req.signal.addEventListener('abort', () => calls.forEach((key) => session.requests.get(key)?.gone.abort()), { once: true });
+      const written = responseWritten(c.env?.outgoing);
+      calls.forEach((key) => (session.requests.get(key)!.delivered = written));
     }
 
     const response = await session.transport.handleRequest(req, parsedBody !== undefined ? { parsedBody } : undefined);
