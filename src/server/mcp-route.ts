@@ -13,14 +13,17 @@ import type { CardAccess } from '../relay/card-access.js';
 import type { CallStore } from '../store/call-store.js';
 import { isRelayTool, RELAY_TOOL_DEFINITIONS, type RelayToolbox } from '../sessions/relay-tool.js';
 import type { AuthEnv } from './auth.js';
+import type { ConnectionLimit } from './connection-limit.js';
 import { readLimited } from './http.js';
 import type { CardDraft } from '../cards/model.js';
 import { VERSION } from '../version.js';
 
 // /mcp: askrelay's MCP server over Streamable HTTP (behind the bearer token, see app.ts).
 // Sessions are stateful (Mcp-Session-Id) so that notifications/cancelled reaches the call
-// it cancels; each session is one SDK Server on one transport, kept in memory and dropped
-// after a day without requests. The only tool is ask_user, in the dialect the route is
+// it cancels; each session is one SDK Server on one transport, kept in memory and closed
+// after an hour without requests or running calls (ASKRELAY_MCP_IDLE). Its streams (a GET
+// stream, and each tools/call answered as a stream) count against the caller's long-lived
+// connections (ASKRELAY_MAX_CONNECTIONS). The only tool is ask_user, in the dialect the route is
 // made for: Cursor's at /mcp, OpenClaw's at /mcp/openclaw; and the relay tool
 // (list_questions, answer_question, start_session, watch_session).
 //
@@ -36,9 +39,11 @@ export interface McpRouteOptions {
   sessionIdleMs?: number;
   /** The relay tool; without it the route serves only the ask tool. */
   toolbox?: RelayToolbox;
+  /** The callers' long-lived connections; without it MCP streams are not counted. */
+  connections?: ConnectionLimit;
 }
 
-const DEFAULT_IDLE_MS = 24 * 3600 * 1000;
+const DEFAULT_IDLE_MS = 3600 * 1000;
 /**
  * A tools/call is rarely more than a few KB, but the card limits allow an ask_user of ten
  * long questions with twenty described options each (some 300 KB): 1 MB leaves room for it.
@@ -47,11 +52,14 @@ const MAX_BODY = 1024 * 1024;
 /** Tool arguments that are not an object are carried under this key to the handler, which refuses them. */
 const NON_OBJECT = '__askrelay_non_object_arguments';
 
-/** ASKRELAY_MCP_PROGRESS (default 30s) and ASKRELAY_MCP_GRACE (default 60s). */
-export function mcpTimingFromEnv(env: NodeJS.ProcessEnv): CallTiming {
+/** ASKRELAY_MCP_PROGRESS (default 30s), ASKRELAY_MCP_GRACE (default 60s) and ASKRELAY_MCP_IDLE (default 1h). */
+export function mcpSettingsFromEnv(env: NodeJS.ProcessEnv): Pick<McpRouteOptions, 'timing' | 'sessionIdleMs'> {
   return {
-    progressIntervalMs: env.ASKRELAY_MCP_PROGRESS ? namedDuration('ASKRELAY_MCP_PROGRESS', env.ASKRELAY_MCP_PROGRESS) : DEFAULT_TIMING.progressIntervalMs,
-    reattachGraceMs: env.ASKRELAY_MCP_GRACE ? namedDuration('ASKRELAY_MCP_GRACE', env.ASKRELAY_MCP_GRACE) : DEFAULT_TIMING.reattachGraceMs,
+    timing: {
+      progressIntervalMs: env.ASKRELAY_MCP_PROGRESS ? namedDuration('ASKRELAY_MCP_PROGRESS', env.ASKRELAY_MCP_PROGRESS) : DEFAULT_TIMING.progressIntervalMs,
+      reattachGraceMs: env.ASKRELAY_MCP_GRACE ? namedDuration('ASKRELAY_MCP_GRACE', env.ASKRELAY_MCP_GRACE) : DEFAULT_TIMING.reattachGraceMs,
+    },
+    sessionIdleMs: env.ASKRELAY_MCP_IDLE ? namedDuration('ASKRELAY_MCP_IDLE', env.ASKRELAY_MCP_IDLE) : DEFAULT_IDLE_MS,
   };
 }
 
@@ -234,6 +242,19 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
     session.lastSeen = Date.now();
 
     const messages = parsedBody === undefined ? [] : Array.isArray(parsedBody) ? parsedBody : [parsedBody];
+    // A GET stream, and a POST carrying a tools/call (answered as a stream that stays open
+    // until the call ends, possibly hours), each hold one of the caller's connections.
+    const longLived = (req.method === 'GET' && sessionId !== null) || messages.some((m) => isObject(m) && m.method === 'tools/call');
+    if (longLived && options.connections) {
+      try {
+        options.connections.hold(c.env?.outgoing, caller);
+      } catch (err) {
+        if (!session.id && !session.closed) await session.server.close();
+        if (err instanceof RelayError) return jsonRpcError(err.status, -32000, err.message, err.code);
+        throw err;
+      }
+    }
+
     const calls: string[] = [];
     for (const message of messages) {
       if (!isObject(message) || message.method !== 'tools/call' || !isObject(message.params)) continue;
