@@ -23,8 +23,8 @@ import { VERSION } from '../version.js';
 // it cancels; each session is one SDK Server on one transport, kept in memory and closed
 // after an hour without requests or running calls (ASKRELAY_MCP_IDLE). Its streams (a GET
 // stream, and each tools/call answered as a stream) count against the caller's long-lived
-// connections (ASKRELAY_MAX_CONNECTIONS). The only tool is ask_user, in the dialect the route is
-// made for: Cursor's at /mcp, OpenClaw's at /mcp/openclaw; and the relay tool
+// connections (ASKRELAY_MAX_CONNECTIONS). The only tool is ask_user, in the dialect the
+// route is made for: Cursor's at /mcp, OpenClaw's at /mcp/openclaw; and the relay tool
 // (list_questions, answer_question, start_session, watch_session).
 //
 // Who calls: an MCP client is an agent. With a session's agent token it is that session's
