@@ -16,6 +16,9 @@ export function parseDuration(text: string): number {
   return Math.round(ms);
 }
 
+/** Long-lived connections one caller may hold, unless ASKRELAY_MAX_CONNECTIONS says otherwise. */
+export const DEFAULT_MAX_CONNECTIONS = 1000;
+
 export interface ServeConfig {
   port: number;
   host: string;
@@ -27,6 +30,8 @@ export interface ServeConfig {
   waitExtensionMs: number;
   /** A running turn with no activity for this long is shown as stuck (ASKRELAY_STUCK_AFTER). */
   stuckAfterMs: number;
+  /** Long-lived connections (event streams, waits, MCP streams) one caller may hold at once (ASKRELAY_MAX_CONNECTIONS). */
+  maxConnections: number;
   /** The environment providers read their endpoints and keys from. */
   env: NodeJS.ProcessEnv;
 }
@@ -54,6 +59,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     waitMs: namedDuration('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
     waitExtensionMs: namedDuration('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
     stuckAfterMs: namedDuration('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
+    maxConnections: wholeNumber('ASKRELAY_MAX_CONNECTIONS', env.ASKRELAY_MAX_CONNECTIONS ?? String(DEFAULT_MAX_CONNECTIONS)),
     env: flags.approveTools ? { ...env, ASKRELAY_APPROVE_TOOLS: '1' } : env,
   };
 }
@@ -65,4 +71,11 @@ export function namedDuration(name: string, value: string): number {
   } catch (err) {
     throw new Error(`${name}: ${(err as Error).message}`);
   }
+}
+
+/** A whole number of at least 1, with the setting's name in front of any error. */
+export function wholeNumber(name: string, value: string): number {
+  const n = Number(value.trim());
+  if (!value.trim() || !Number.isInteger(n) || n < 1) throw new Error(`${name}: "${value}" is not a whole number of at least 1.`);
+  return n;
 }

@@ -27,6 +27,7 @@ export const errorTable = {
   credential_refused: 422,
   idempotency_key_reused: 422,
   invalid_subscription: 422,
+  too_many_connections: 429,
 } as const;
 
 export type ErrorCode = keyof typeof errorTable;

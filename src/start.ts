@@ -91,6 +91,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     mcpDialects: MCP_DIALECTS,
     push: { publicKey: vapid.publicKey, subscriptions: store.push },
     channels: { webhooks: channels.routes(), status: () => channels.status() },
+    maxConnections: config.maxConnections,
   });
 
   const server = await new Promise<ServerType>((resolve, reject) => {

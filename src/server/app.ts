@@ -17,7 +17,8 @@ import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
 import type { McpDialect } from '../relay/call-waits.js';
 import { pushRoutes, type PushRoutesOptions } from './push-routes.js';
-import { mcpRoute, mcpTimingFromEnv, type McpRouteOptions } from './mcp-route.js';
+import { mcpRoute, mcpSettingsFromEnv, type McpRouteOptions } from './mcp-route.js';
+import { ConnectionLimit } from './connection-limit.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
 
@@ -36,8 +37,10 @@ export interface AppOptions {
    * origin counts as the relay's own, and an https one makes the page's cookie Secure.
    */
   publicUrl?: string;
-  /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS and ASKRELAY_MCP_GRACE. */
+  /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS, ASKRELAY_MCP_GRACE and ASKRELAY_MCP_IDLE. */
   mcp?: Omit<McpRouteOptions, 'calls'>;
+  /** Long-lived connections one caller may hold (ASKRELAY_MAX_CONNECTIONS; default 1000). */
+  maxConnections?: number;
   /** The ask tools to serve over MCP, by path (the composition root passes every provider's). */
   mcpDialects?: Record<string, McpDialect>;
   /** Web Push (key and subscriptions); without it the /api/push routes are absent. */
@@ -46,7 +49,7 @@ export interface AppOptions {
   channels?: { webhooks: Hono; status(): unknown[] };
 }
 
-export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels }: AppOptions) {
+export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections }: AppOptions) {
   const { relay } = access;
   const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text), logins };
   const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
@@ -66,17 +69,21 @@ export function createApp({ access, audit, sessions, token, calls, logins, publi
   // Chat platforms cannot send the relay's token: each webhook checks its platform's signature instead.
   if (channels) app.route('/channels', channels.webhooks);
   app.use('/api/*', requireToken(tokens));
+  // Before the routes they guard: a refused stream or long poll never starts.
+  const connections = new ConnectionLimit(maxConnections);
+  app.use('/api/events', connections.middleware());
+  app.use('/api/cards/:id/wait', connections.middleware());
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.route('/api/audit', auditRoutes(audit));
   if (push) app.route('/api/push', pushRoutes(push));
   if (channels) app.get('/api/channels', humanOnly, (c) => c.json({ channels: channels.status() }));
   app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data)));
-  const mcpOptions = mcp ?? { timing: mcpTimingFromEnv(process.env) };
+  const mcpOptions = mcp ?? mcpSettingsFromEnv(process.env);
   app.use('/mcp', requireToken(tokens));
   app.use('/mcp/*', requireToken(tokens));
   for (const [path, dialect] of Object.entries(mcpDialects)) {
-    app.all(path, mcpRoute(access, dialect, { ...mcpOptions, calls, ...(sessions.toolbox ? { toolbox: sessions.toolbox } : {}) }));
+    app.all(path, mcpRoute(access, dialect, { ...mcpOptions, calls, connections, ...(sessions.toolbox ? { toolbox: sessions.toolbox } : {}) }));
   }
 
   webPage(app);

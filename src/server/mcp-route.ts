@@ -6,20 +6,25 @@ import type { ServerResponse } from 'node:http';
 import type { HttpBindings } from '@hono/node-server';
 import type { Handler } from 'hono';
 import { namedDuration } from '../config.js';
+import { RelayError } from '../errors.js';
 import { CALL_KEY, DEFAULT_TIMING, type CallTiming, type McpDialect, type ToolCall } from '../relay/call-waits.js';
 import { answeredBy, type Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { CallStore } from '../store/call-store.js';
 import { isRelayTool, RELAY_TOOL_DEFINITIONS, type RelayToolbox } from '../sessions/relay-tool.js';
 import type { AuthEnv } from './auth.js';
+import type { ConnectionLimit } from './connection-limit.js';
+import { readLimited } from './http.js';
 import type { CardDraft } from '../cards/model.js';
 import { VERSION } from '../version.js';
 
 // /mcp: askrelay's MCP server over Streamable HTTP (behind the bearer token, see app.ts).
 // Sessions are stateful (Mcp-Session-Id) so that notifications/cancelled reaches the call
-// it cancels; each session is one SDK Server on one transport, kept in memory and dropped
-// after a day without requests. The only tool is ask_user, in the dialect the route is
-// made for: Cursor's at /mcp, OpenClaw's at /mcp/openclaw; and the relay tool
+// it cancels; each session is one SDK Server on one transport, kept in memory and closed
+// after an hour without requests or running calls (ASKRELAY_MCP_IDLE). Its streams (a GET
+// stream, and each tools/call answered as a stream) count against the caller's long-lived
+// connections (ASKRELAY_MAX_CONNECTIONS). The only tool is ask_user, in the dialect the
+// route is made for: Cursor's at /mcp, OpenClaw's at /mcp/openclaw; and the relay tool
 // (list_questions, answer_question, start_session, watch_session).
 //
 // Who calls: an MCP client is an agent. With a session's agent token it is that session's
@@ -34,18 +39,27 @@ export interface McpRouteOptions {
   sessionIdleMs?: number;
   /** The relay tool; without it the route serves only the ask tool. */
   toolbox?: RelayToolbox;
+  /** The callers' long-lived connections; without it MCP streams are not counted. */
+  connections?: ConnectionLimit;
 }
 
-const DEFAULT_IDLE_MS = 24 * 3600 * 1000;
+const DEFAULT_IDLE_MS = 3600 * 1000;
+/**
+ * A tools/call is rarely more than a few KB, but the card limits allow an ask_user of ten
+ * long questions with twenty described options each (some 300 KB): 1 MB leaves room for it.
+ */
 const MAX_BODY = 1024 * 1024;
 /** Tool arguments that are not an object are carried under this key to the handler, which refuses them. */
 const NON_OBJECT = '__askrelay_non_object_arguments';
 
-/** ASKRELAY_MCP_PROGRESS (default 30s) and ASKRELAY_MCP_GRACE (default 60s). */
-export function mcpTimingFromEnv(env: NodeJS.ProcessEnv): CallTiming {
+/** ASKRELAY_MCP_PROGRESS (default 30s), ASKRELAY_MCP_GRACE (default 60s) and ASKRELAY_MCP_IDLE (default 1h). */
+export function mcpSettingsFromEnv(env: NodeJS.ProcessEnv): Pick<McpRouteOptions, 'timing' | 'sessionIdleMs'> {
   return {
-    progressIntervalMs: env.ASKRELAY_MCP_PROGRESS ? namedDuration('ASKRELAY_MCP_PROGRESS', env.ASKRELAY_MCP_PROGRESS) : DEFAULT_TIMING.progressIntervalMs,
-    reattachGraceMs: env.ASKRELAY_MCP_GRACE ? namedDuration('ASKRELAY_MCP_GRACE', env.ASKRELAY_MCP_GRACE) : DEFAULT_TIMING.reattachGraceMs,
+    timing: {
+      progressIntervalMs: env.ASKRELAY_MCP_PROGRESS ? namedDuration('ASKRELAY_MCP_PROGRESS', env.ASKRELAY_MCP_PROGRESS) : DEFAULT_TIMING.progressIntervalMs,
+      reattachGraceMs: env.ASKRELAY_MCP_GRACE ? namedDuration('ASKRELAY_MCP_GRACE', env.ASKRELAY_MCP_GRACE) : DEFAULT_TIMING.reattachGraceMs,
+    },
+    sessionIdleMs: env.ASKRELAY_MCP_IDLE ? namedDuration('ASKRELAY_MCP_IDLE', env.ASKRELAY_MCP_IDLE) : DEFAULT_IDLE_MS,
   };
 }
 
@@ -67,8 +81,10 @@ interface McpSession {
 
 const requestKey = (id: string | number) => `${typeof id}:${id}`;
 
-function jsonRpcError(status: number, code: number, message: string): Response {
-  return new Response(JSON.stringify({ jsonrpc: '2.0', error: { code, message }, id: null }), {
+/** An HTTP-level refusal in JSON-RPC's shape; `data.code` carries the relay's error code when there is one. */
+function jsonRpcError(status: number, code: number, message: string, relayCode?: string): Response {
+  const error = { code, message, ...(relayCode ? { data: { code: relayCode } } : {}) };
+  return new Response(JSON.stringify({ jsonrpc: '2.0', error, id: null }), {
     status,
     headers: { 'content-type': 'application/json' },
   });
@@ -193,8 +209,26 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
 
   return async (c) => {
     const req = c.req.raw;
-    const sessionId = req.headers.get('mcp-session-id');
     const caller = mcpCaller(c.get('principal'));
+
+    // The body is read (and refused past 1 MB) before a session is opened or found.
+    let parsedBody: unknown;
+    if (req.method === 'POST') {
+      let text: string;
+      try {
+        text = (await readLimited(req, MAX_BODY)).toString('utf8');
+      } catch (err) {
+        if (err instanceof RelayError) return jsonRpcError(err.status, -32600, err.message, err.code);
+        throw err;
+      }
+      try {
+        parsedBody = JSON.parse(text);
+      } catch {
+        return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON.');
+      }
+    }
+
+    const sessionId = req.headers.get('mcp-session-id');
     let session: McpSession;
     if (sessionId) {
       const known = sessions.get(sessionId);
@@ -207,32 +241,35 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
     }
     session.lastSeen = Date.now();
 
-    let parsedBody: unknown;
-    const calls: string[] = [];
-    if (req.method === 'POST') {
-      if (Number(req.headers.get('content-length') ?? 0) > MAX_BODY) return jsonRpcError(413, -32600, 'The body is larger than 1 MB.');
-      const text = await req.text();
-      if (text.length > MAX_BODY) return jsonRpcError(413, -32600, 'The body is larger than 1 MB.');
+    const messages = parsedBody === undefined ? [] : Array.isArray(parsedBody) ? parsedBody : [parsedBody];
+    // A GET stream, and a POST carrying a tools/call (answered as a stream that stays open
+    // until the call ends, possibly hours), each hold one of the caller's connections.
+    const longLived = (req.method === 'GET' && sessionId !== null) || messages.some((m) => isObject(m) && m.method === 'tools/call');
+    if (longLived && options.connections) {
       try {
-        parsedBody = JSON.parse(text);
-      } catch {
-        return jsonRpcError(400, -32700, 'Parse error: the body is not valid JSON.');
+        options.connections.hold(c.env?.outgoing, caller);
+      } catch (err) {
+        if (!session.id && !session.closed) await session.server.close();
+        if (err instanceof RelayError) return jsonRpcError(err.status, -32000, err.message, err.code);
+        throw err;
       }
-      for (const message of Array.isArray(parsedBody) ? parsedBody : [parsedBody]) {
-        if (!isObject(message) || message.method !== 'tools/call' || !isObject(message.params)) continue;
-        const args = message.params.arguments;
-        if (args !== undefined && !isObject(args)) message.params.arguments = { [NON_OBJECT]: args };
-        if (typeof message.id === 'string' || typeof message.id === 'number') {
-          const key = requestKey(message.id);
-          calls.push(key);
-          session.requests.set(key, { gone: new AbortController() });
-        }
+    }
+
+    const calls: string[] = [];
+    for (const message of messages) {
+      if (!isObject(message) || message.method !== 'tools/call' || !isObject(message.params)) continue;
+      const args = message.params.arguments;
+      if (args !== undefined && !isObject(args)) message.params.arguments = { [NON_OBJECT]: args };
+      if (typeof message.id === 'string' || typeof message.id === 'number') {
+        const key = requestKey(message.id);
+        calls.push(key);
+        session.requests.set(key, { gone: new AbortController() });
       }
-      if (calls.length) {
-        req.signal.addEventListener('abort', () => calls.forEach((key) => session.requests.get(key)?.gone.abort()), { once: true });
-        const written = responseWritten(c.env?.outgoing);
-        calls.forEach((key) => (session.requests.get(key)!.delivered = written));
-      }
+    }
+    if (calls.length) {
+      req.signal.addEventListener('abort', () => calls.forEach((key) => session.requests.get(key)?.gone.abort()), { once: true });
+      const written = responseWritten(c.env?.outgoing);
+      calls.forEach((key) => (session.requests.get(key)!.delivered = written));
     }
 
     const response = await session.transport.handleRequest(req, parsedBody !== undefined ? { parsedBody } : undefined);

@@ -8,6 +8,7 @@ import type { Session, StartSession } from './model.js';
 import { StartSessionSchema } from './model.js';
 import type { RunnerContext } from './runner.js';
 import { clip } from '../cards/text.js';
+import { startSessionApproval, watchSessionApproval } from './approval-text.js';
 
 // The relay tool: what an agent uses to work with other sessions. Every session the relay
 // runs gets it in its provider's own form (providers/<id>/ turn RELAY_TOOLS into their tool
@@ -221,14 +222,7 @@ export class RelayToolbox {
   }
 
   private async startSession(who: Principal, input: StartSession, ask: AskFn): Promise<RelayToolResult> {
-    const engine = input.engine ? ` (engine ${input.engine})` : '';
-    const decision = await ask(approvalDraft('start_session', 'Start a session?', [
-      `${requester(who)} wants to start a ${input.provider} session${engine} with this prompt:`,
-      '',
-      input.prompt,
-      '',
-      `Other agents may answer its questions: ${input.agentsMayAnswer ? 'yes' : 'no'}.`,
-    ]));
+    const decision = await ask(startSessionApproval(who, input));
     const verdict = approved(decision);
     if (verdict !== true) return fail(`The session was not started: ${verdict}`);
     const session = this.sessions.start(input);
@@ -239,9 +233,7 @@ export class RelayToolbox {
   private async watchSession(who: Principal, input: z.infer<typeof WatchSessionInput>, ask: AskFn): Promise<RelayToolResult> {
     const target = this.sessions.get(input.sessionId);
     if (who.kind === 'agent' && target.id !== who.sessionId && !this.sessions.watches(who.id, target.id)) {
-      const decision = await ask(approvalDraft('watch_session', 'Let an agent watch a session?', [
-        `${requester(who)} wants to read the transcript and the cards of session ${target.id} (${target.provider}, ${target.status}).`,
-      ]));
+      const decision = await ask(watchSessionApproval(who, target));
       const verdict = approved(decision);
       if (verdict !== true) return fail(`You may not watch session ${target.id}: ${verdict}`);
       this.sessions.grantWatch(who.id, target.id);
@@ -269,26 +261,6 @@ function parse<T extends z.ZodType>(schema: T, args: unknown): z.infer<T> {
     throw new RelayError('invalid_request', `${text}.`);
   }
   return result.data;
-}
-
-const requester = (who: Principal) =>
-  who.kind === 'human' ? 'The human' : who.sessionId ? `The agent of session ${who.sessionId}` : `An MCP client (${who.id})`;
-
-function approvalDraft(tool: string, title: string, lines: string[]): CardDraft {
-  return {
-    title,
-    kind: 'approval',
-    tool,
-    origin: 'relay',
-    questions: [
-      {
-        id: 'approve',
-        header: 'Approve?',
-        text: lines.join('\n'),
-        options: [{ label: 'Approve', description: 'Let it happen now' }, { label: 'Deny' }],
-      },
-    ],
-  };
 }
 
 /** true, or the sentence saying why not. */

@@ -42,7 +42,7 @@ function start(dataDir?: string) {
 }
 
 const interactions = () => `${h.url}/channels/discord/interactions`;
-const send = (interaction: unknown, options?: { badSignature?: boolean }) => sendInteraction(interactions(), app, interaction, options);
+const send = (interaction: unknown, options?: { badSignature?: boolean; timestamp?: string }) => sendInteraction(interactions(), app, interaction, options);
 /** The custom_id of a button on a message, by its label. */
 const idOf = (message: FakeDiscordMessage, label: string): string =>
   message.components.flatMap((row: any) => row.components).find((b: any) => b.label === label).custom_id;
@@ -108,6 +108,18 @@ describe('discord channel', () => {
     expect(h.relay.get(card.id).status).toBe('pending');
     expect(message.edits).toHaveLength(0);
     expect(h.store.audit.list().filter((e) => e.event === 'card.refused')).toEqual([]);
+  });
+
+  it('refuses a signed interaction sent a second time (a replay) with 401', async () => {
+    const card = h.ask(single);
+    await h.idle();
+    const [message] = fake.messages;
+    const press = buttonPress(ADA, idOf(message, 'SQLite'), message);
+    const timestamp = String(Math.floor(Date.now() / 1000));
+    expect(await send(press, { timestamp })).toEqual({ status: 200, body: DEFERRED_UPDATE });
+    const replay = await send(press, { timestamp });
+    expect(replay).toEqual({ status: 401, body: { error: { code: 'unauthorized', message: 'This signed interaction was already received: a replay is refused.' } } });
+    expect(h.relay.get(card.id).answer).toEqual({ q1: { selected: ['SQLite'] } });
   });
 
   it('takes a press from a direct message (user, not member)', async () => {

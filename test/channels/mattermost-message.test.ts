@@ -4,6 +4,7 @@ import type { Card, Question } from '../../src/cards/model.js';
 import {
   actionIdOf,
   actionsUrlOf,
+  BUTTON_GRACE_MS,
   BUTTON_LABEL_CHARS,
   closedOf,
   MESSAGE_CHARS,
@@ -19,7 +20,10 @@ import { cardOf } from '../support/card-fixture.js';
 const SECRET = 'relay-secret';
 const settings = { channel: 'chan4xq1k3ftgmeyzqw9b5o7pr', publicUrl: 'https://relay.example.com/', secret: SECRET };
 const URL = 'https://relay.example.com/channels/mattermost/actions';
-const sig = (cardId: string, option: number) => createHmac('sha256', SECRET).update(`${cardId}:${option}`).digest('hex');
+/** The fixture card's expiry (20:00) and the hour of grace after it. */
+const EXPIRES = Date.parse('2026-11-30T21:00:00.000Z');
+const sig = (cardId: string, option: number, expires = EXPIRES) =>
+  createHmac('sha256', SECRET).update(`askrelay mattermost button\0${cardId}\0${option}\0${expires}`).digest('hex');
 
 function question(fields: Partial<Question> & Pick<Question, 'text'>): Question {
   return { id: 'q1', options: [], multiSelect: false, freeText: true, ...fields };
@@ -36,7 +40,7 @@ const button = (cardId: string, option: number, name: string) => ({
   id: `option${option}`,
   name,
   type: 'button',
-  integration: { url: URL, context: { cardId, option, sig: sig(cardId, option) } },
+  integration: { url: URL, context: { cardId, option, expires: EXPIRES, sig: sig(cardId, option) } },
 });
 
 describe('Mattermost post payloads', () => {
@@ -181,14 +185,20 @@ describe('Mattermost button ids and contexts', () => {
     expect(optionOfActionId('nope')).toBeUndefined();
   });
 
-  it('accepts only its own signed contexts', () => {
-    const context = { cardId: 'c_0123456789abcdef', option: 1, sig: signOption(SECRET, 'c_0123456789abcdef', 1) };
+  it('signs the card, the option and the expiry together, and accepts only its own contexts', () => {
+    expect(BUTTON_GRACE_MS).toBe(3_600_000);
+    const context = { cardId: 'c_0123456789abcdef', option: 1, expires: EXPIRES, sig: signOption(SECRET, { cardId: 'c_0123456789abcdef', option: 1, expires: EXPIRES }) };
     expect(context.sig).toBe(sig('c_0123456789abcdef', 1));
     expect(verifyOption(SECRET, context)).toBe(true);
     expect(verifyOption(SECRET, { ...context, option: 0 })).toBe(false);
     expect(verifyOption(SECRET, { ...context, cardId: 'c_ffffffffffffffff' })).toBe(false);
+    // A later expiry is a different button: it cannot be stretched.
+    expect(verifyOption(SECRET, { ...context, expires: EXPIRES + 86_400_000 })).toBe(false);
     expect(verifyOption('another-secret', context)).toBe(false);
     expect(verifyOption(SECRET, { ...context, sig: 'not hex' })).toBe(false);
     expect(verifyOption(SECRET, { ...context, sig: '' })).toBe(false);
+    // The signature of an earlier version (card and option only) no longer passes.
+    const before = createHmac('sha256', SECRET).update('c_0123456789abcdef:1').digest('hex');
+    expect(verifyOption(SECRET, { ...context, sig: before })).toBe(false);
   });
 });

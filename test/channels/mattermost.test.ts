@@ -142,10 +142,53 @@ describe('Mattermost channel', () => {
     }
     const bad = await send('not an action');
     expect(bad.status).toBe(400);
-    expect((await bad.json()).error.code).toBe('bad_request');
+    expect((await bad.json()).error.code).toBe('invalid_request');
     expect(h.relay.get(card.id).status).toBe('pending');
     await h.idle();
     expect(edits(post).history).toHaveLength(0);
+  });
+
+  it('refuses a button past its card’s expiry and an hour of grace, with 401, and changes nothing', async () => {
+    const { card, post } = await askAndPost(database);
+    const context = post.post.props.attachments[0].actions[0].integration.context;
+    const click = (user: string) =>
+      fetch(`${h.url}/channels/mattermost/actions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ user_id: user, channel_id: fake.channelId, post_id: post.post.id, type: 'button', context }),
+      });
+    // Just after the card expired (the closing edit takes the buttons away, but a stale
+    // screen may still show them), the clicker is told so privately.
+    await h.advance(Date.parse(card.expiresAt) - h.clock.now() + 1);
+    expect(h.relay.get(card.id).status).toBe('expired');
+    const late = await click(ALICE);
+    expect(late.status).toBe(200);
+    expect(await late.json()).toEqual({ ephemeral_text: 'This question expired; nobody is waiting for the answer any more.' });
+    // An hour later the button itself has expired: whoever still holds its context is refused.
+    await h.advance(3_600_000);
+    const expired = await click(ALICE);
+    expect(expired.status).toBe(401);
+    expect(await expired.json()).toEqual({ error: { code: 'unauthorized', message: 'This button expired with its question; nothing changed.' } });
+    expect(h.relay.get(card.id).status).toBe('expired');
+    expect(h.relay.get(card.id).answer).toBeUndefined();
+  });
+
+  it('takes the clicker only from the user_id Mattermost sets, never from the context', async () => {
+    const { card, post } = await askAndPost(database);
+    const context = post.post.props.attachments[0].actions[0].integration.context;
+    const click = (user: string, extra: Record<string, unknown>) =>
+      fetch(`${h.url}/channels/mattermost/actions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ user_id: user, channel_id: fake.channelId, post_id: post.post.id, type: 'button', context: { ...context, ...extra } }),
+      });
+    // Names slipped into the signed context change nothing: the HMAC does not cover them and they are not read.
+    const refused = await click(MALLORY, { user_id: ALICE, user: ALICE, user_name: 'alice' });
+    expect(await refused.json()).toEqual({ ephemeral_text: NOT_AN_ANSWERER });
+    expect(h.relay.get(card.id).status).toBe('pending');
+    const taken = await click(ALICE, { user_id: MALLORY });
+    expect(await taken.json()).toEqual({});
+    expect(h.relay.get(card.id).answeredBy).toEqual({ kind: 'human', id: `mattermost:${ALICE}`, surface: 'mattermost' });
   });
 
   it('takes a thread reply to a multi-select card, read by the reply parser', async () => {

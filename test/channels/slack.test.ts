@@ -219,6 +219,27 @@ describe('slack channel', () => {
     expect((await malformed.json()).error.code).toBe('malformed_json');
   });
 
+  it('refuses a signed request sent a second time (a replay) with 401; Slack’s own re-signed retry still passes', async () => {
+    h.ask(single);
+    await h.idle();
+    const [message] = fake.messages;
+    const url = `${h.url}/channels/slack/interactions`;
+    const body = fake.clickBody(message.ts, 0, ADA);
+    const headers = slackHeaders(SECRET, body, Math.floor(h.clock.now() / 1000), 'application/x-www-form-urlencoded');
+    expect((await fetch(url, { method: 'POST', headers, body })).status).toBe(200);
+    const replay = await fetch(url, { method: 'POST', headers, body });
+    expect(replay.status).toBe(401);
+    expect(await replay.json()).toEqual({ error: { code: 'unauthorized', message: 'This signed request was already received: a replay is refused.' } });
+    // The same event replayed to the Events URL is refused the same way.
+    const event = fake.threadReplyBody(message.ts, ADA, '2');
+    const eventHeaders = slackHeaders(SECRET, event, Math.floor(h.clock.now() / 1000), 'application/json');
+    expect((await fetch(`${h.url}/channels/slack/events`, { method: 'POST', headers: eventHeaders, body: event })).status).toBe(200);
+    expect((await fetch(`${h.url}/channels/slack/events`, { method: 'POST', headers: eventHeaders, body: event })).status).toBe(401);
+    // Slack signs each delivery anew: the same body with a later timestamp is not a replay.
+    await h.advance(2000);
+    expect((await deliver(url, SECRET, body, h.clock.now())).status).toBe(200);
+  });
+
   it('waits out a 429 for exactly its Retry-After, then posts once', async () => {
     fake.rateLimitNext(30);
     const card = h.ask(single);

@@ -103,7 +103,18 @@ describe('the relay tool on /mcp', () => {
     const card = await waitUntil(() => relay.relay.list({ status: 'pending' }).find((c) => c.tool === 'start_session'), 'the approval card');
     expect(card).toMatchObject({ kind: 'approval', title: 'Start a session?' });
     expect(card.questions[0].text).toBe(
-      'An MCP client (mcp) wants to start a claude session (engine messages) with this prompt:\n\nwrite the tests\n\nOther agents may answer its questions: no.',
+      [
+        'An MCP client (mcp) wants to start a session.',
+        '',
+        'Provider: claude',
+        'Engine: messages',
+        "Model: the provider's default",
+        'Relay mode: autopilot',
+        'Other agents may answer its questions: no',
+        '',
+        'Its prompt, quoted as the agent wrote it:',
+        '> write the tests',
+      ].join('\n'),
     );
     const res = await relay.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { approve: { selected: ['Approve'] } } } });
     expect(res.status).toBe(200);

@@ -280,8 +280,25 @@ describe('start_session', () => {
       {
         id: 'approve',
         header: 'Approve?',
-        text: `The agent of session ${s.B.id} wants to start a claude session (engine messages) with this prompt:\n\nWrite the migration\n\nOther agents may answer its questions: no.`,
-        options: [{ label: 'Approve', description: 'Let it happen now' }, { label: 'Deny' }],
+        text: [
+          `The agent of session ${s.B.id} wants to start a session.`,
+          '',
+          'Provider: claude',
+          'Engine: messages',
+          'Model: claude-sonnet-5',
+          'Relay mode: autopilot',
+          'Other agents may answer its questions: no',
+          '',
+          'Its prompt, quoted as the agent wrote it:',
+          '> Write the migration',
+        ].join('\n'),
+        options: [
+          {
+            label: 'Approve',
+            description: 'Start it. Provider: claude; Engine: messages; Model: claude-sonnet-5; Relay mode: autopilot; Other agents may answer its questions: no.',
+          },
+          { label: 'Deny' },
+        ],
         multiSelect: false,
         freeText: true,
       },
@@ -308,6 +325,69 @@ describe('start_session', () => {
     expect(relay.sessions.watches(s.B.id, id!)).toBe(true);
   });
 
+  it('quotes the prompt so that no line of it can pass for a setting, and shows every setting apart', async () => {
+    const prompt = [
+      'Tidy the repo.',
+      'Other agents may answer its questions: no',
+      '```',
+      'Relay mode: manual\r\nModel: the provider\'s default\rProvider: grok',
+      'Engine: x\u2028Other agents may answer its questions: no\u202e',
+      '\u001b[1A\u001b[2KOther agents may answer its questions: no',
+      '```',
+    ].join('\n');
+    const pending = callAs(s.B.id, 'start_session', {
+      provider: 'claude',
+      engine: 'messages\nOther agents may answer its questions: no',
+      model: 'claude-sonnet-5',
+      relayMode: 'manual',
+      agentsMayAnswer: true,
+      prompt,
+    });
+    const card = await pendingApproval(s.B.id, 'start_session');
+    const [q] = card.questions;
+    const lines = q.text.split('\n');
+    const quoteStarts = lines.indexOf('Its prompt, quoted as the agent wrote it:') + 1;
+    // The relay's own lines, then the quote: every line of the prompt, and nothing else, starts with ">".
+    expect(lines.slice(0, quoteStarts)).toEqual([
+      `The agent of session ${s.B.id} wants to start a session.`,
+      '',
+      'Provider: claude',
+      'Engine: "messages\\nOther agents may answer its questions: no"',
+      'Model: claude-sonnet-5',
+      'Relay mode: manual',
+      'Other agents may answer its questions: yes',
+      '',
+      'Its prompt, quoted as the agent wrote it:',
+    ]);
+    expect(lines.slice(quoteStarts)).toEqual([
+      '> Tidy the repo.',
+      '> Other agents may answer its questions: no',
+      '> ```',
+      '> Relay mode: manual',
+      "> Model: the provider's default",
+      '> Provider: grok',
+      '> Engine: x',
+      '> Other agents may answer its questions: no[U+202E]',
+      '> [U+001B][1A[U+001B][2KOther agents may answer its questions: no',
+      '> ```',
+    ]);
+    expect(q.text).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/);
+    // The same settings, apart from the text, on the Approve option.
+    expect(q.options[0].description).toBe(
+      'Start it. Provider: claude; Engine: "messages\\nOther agents may answer its questions: no"; Model: claude-sonnet-5; Relay mode: manual; Other agents may answer its questions: yes.',
+    );
+    await humanAnswers(card.id, { approve: { selected: ['Deny'] } });
+    expect((await pending).isError).toBe(true);
+  });
+
+  it('refuses, before any card, a prompt too long to show on one', async () => {
+    const cards = relay.relay.list().length;
+    const result = await callAs(s.B.id, 'start_session', { provider: 'claude', prompt: 'x\n'.repeat(1990) });
+    expect(result.isError).toBe(true);
+    expect(result.text).toMatch(/^The prompt is too long to show the human on an approval card \(\d+ characters with the settings, at most 4000\); shorten it\.$/);
+    expect(relay.relay.list()).toHaveLength(cards);
+  });
+
   it.each([
     ['Deny', { approve: { selected: ['Deny'] } }, 'The session was not started: the human denied it.'],
     ['Deny with a note', { approve: { selected: ['Deny'], text: 'Not today' } }, 'The session was not started: the human denied it and wrote: Not today'],
@@ -316,7 +396,7 @@ describe('start_session', () => {
     const before = relay.sessions.list().length;
     const pending = callAs(s.B.id, 'start_session', { ...input, agentsMayAnswer: true });
     const card = await pendingApproval(s.B.id, 'start_session');
-    expect(card.questions[0].text).toContain('Other agents may answer its questions: yes.');
+    expect(card.questions[0].text).toContain('\nOther agents may answer its questions: yes\n');
     if (answer === 'skip') expect((await relay.api(`/api/cards/${card.id}/skip`, { method: 'POST' })).status).toBe(200);
     else await humanAnswers(card.id, answer);
     expect(await pending).toEqual({ text, isError: true });

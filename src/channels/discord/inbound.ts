@@ -1,9 +1,11 @@
 import { Hono, type Context } from 'hono';
-import { bodyLimit } from 'hono/body-limit';
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { InteractionResponseType, InteractionType, MessageFlags, type APIInteractionResponse } from 'discord-api-types/v10';
 import { z } from 'zod';
+import { RelayError } from '../../errors.js';
+import { readLimited } from '../../server/http.js';
 import type { ChannelInbox, InboundOutcome } from '../channel.js';
+import { SeenSignatures } from '../replay-guard.js';
 import { clip } from '../card-text.js';
 import { ANSWER_INPUT_ID, decodeComponentId, MESSAGE_CHARS, modalOf } from './message.js';
 
@@ -51,26 +53,35 @@ const TextInputSchema = z.object({ custom_id: z.literal(ANSWER_INPUT_ID), value:
 
 export function interactionRoutes(inbox: ChannelInbox, key: KeyObject): Hono {
   const app = new Hono();
-  app.post(
-    '/interactions',
-    bodyLimit({ maxSize: MAX_BODY_BYTES, onError: (c) => fail(c, 413, 'too_large', `An interaction is at most ${MAX_BODY_BYTES} bytes.`) }),
-    async (c) => {
-      const body = Buffer.from(await c.req.arrayBuffer());
-      if (!signatureValid(key, c.req.header('x-signature-ed25519'), c.req.header('x-signature-timestamp'), body)) {
-        return fail(c, 401, 'unauthorized', 'Invalid request signature: not signed with this application’s public key.');
-      }
-      let json: unknown;
-      try {
-        json = JSON.parse(body.toString('utf8'));
-      } catch {
-        return fail(c, 400, 'malformed_json', 'The interaction is not valid JSON.');
-      }
-      const parsed = InteractionSchema.safeParse(json);
-      if (!parsed.success) return fail(c, 400, 'invalid_interaction', `Not a Discord interaction: ${parsed.error.issues[0]?.message ?? 'unreadable'}.`);
-      const response = respond(inbox, parsed.data);
-      return response ? c.json(response) : fail(c, 400, 'unsupported_interaction', `askrelay takes buttons and modals only (interaction type ${parsed.data.type}).`);
-    },
-  );
+  const seen = new SeenSignatures(MAX_SKEW_SECONDS);
+  app.post('/interactions', async (c) => {
+    let body: Buffer;
+    try {
+      body = await readLimited(c.req.raw, MAX_BODY_BYTES);
+    } catch (err) {
+      if (err instanceof RelayError) return fail(c, 413, err.code, err.message);
+      throw err;
+    }
+    const signature = c.req.header('x-signature-ed25519');
+    const timestamp = c.req.header('x-signature-timestamp');
+    if (!signatureValid(key, signature, timestamp, body)) {
+      return fail(c, 401, 'unauthorized', 'Invalid request signature: not signed with this application’s public key.');
+    }
+    // A captured interaction sent again inside the window is refused: Discord sends each once.
+    if (!seen.firstTime(signature!.toLowerCase(), Number(timestamp), Date.now() / 1000)) {
+      return fail(c, 401, 'unauthorized', 'This signed interaction was already received: a replay is refused.');
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(body.toString('utf8'));
+    } catch {
+      return fail(c, 400, 'malformed_json', 'The interaction is not valid JSON.');
+    }
+    const parsed = InteractionSchema.safeParse(json);
+    if (!parsed.success) return fail(c, 400, 'invalid_interaction', `Not a Discord interaction: ${parsed.error.issues[0]?.message ?? 'unreadable'}.`);
+    const response = respond(inbox, parsed.data);
+    return response ? c.json(response) : fail(c, 400, 'unsupported_interaction', `askrelay takes buttons and modals only (interaction type ${parsed.data.type}).`);
+  });
   return app;
 }
 

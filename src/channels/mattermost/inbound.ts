@@ -1,14 +1,18 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
+import { RelayError } from '../../errors.js';
+import { readLimited } from '../../server/http.js';
 import type { ChannelContext, ChannelInbox } from '../channel.js';
 import type { MattermostApi, PostObject } from './client.js';
 import { verifyOption } from './message.js';
 
 // What people do in Mattermost, back to the inbox.
 // Button clicks: the Mattermost server POSTs the button's context to the relay (the
-// integration URL); the context's HMAC proves the button is one of the relay's own. The
-// answer to that request is what the clicker sees: nothing for an answer (the outbox edits
-// the post), or an ephemeral line only they see for a refusal.
+// integration URL); the context's HMAC proves the button is one of the relay's own, for that
+// card and option, and not past its expiry. The clicker is the request's own `user_id`, which
+// the Mattermost server fills in; nothing in the context is taken as a person. The answer to
+// that request is what the clicker sees: nothing for an answer (the outbox edits the post),
+// or an ephemeral line only they see for a refusal.
 // Thread replies: Mattermost sends no event without a plugin or a websocket, so the relay
 // polls the channel for new posts and takes the replies in a card post's thread.
 
@@ -24,29 +28,55 @@ const ActionRequestSchema = z
   })
   .passthrough();
 
-const ContextSchema = z.object({ cardId: z.string().min(1), option: z.number().int().min(0), sig: z.string() });
+const ContextSchema = z.object({ cardId: z.string().min(1), option: z.number().int().min(0), expires: z.number().int(), sig: z.string() });
+
+/** A click request is a few hundred bytes (the context and the names of the clicker and channel). */
+export const BODY_LIMIT = 64 * 1024;
 
 /** The bookmark: the newest create_at taken and the posts taken at that millisecond. */
 const CURSOR_KEY = 'replies-cursor';
 
 const error = (code: string, message: string) => ({ error: { code, message } });
 
-export function actionRoutes(inbox: ChannelInbox, secret: string): Hono {
+export interface ActionRouteOptions {
+  secret: string;
+  /** Milliseconds since the epoch (the relay's clock). */
+  now: () => number;
+}
+
+export function actionRoutes(inbox: ChannelInbox, options: ActionRouteOptions): Hono {
   const app = new Hono();
   app.post('/actions', async (c) => {
-    const body = await c.req.json().catch(() => undefined);
-    const request = ActionRequestSchema.safeParse(body);
-    if (!request.success) return c.json(error('bad_request', 'Expected Mattermost\'s action request: a JSON object with "user_id" and "context".'), 400);
+    let raw: Buffer;
+    try {
+      raw = await readLimited(c.req.raw, BODY_LIMIT);
+    } catch (err) {
+      if (err instanceof RelayError) return c.json(error(err.code, err.message), 413);
+      throw err;
+    }
+    const request = ActionRequestSchema.safeParse(parseJson(raw));
+    if (!request.success) return c.json(error('invalid_request', 'Expected Mattermost\'s action request: a JSON object with "user_id" and "context".'), 400);
     const context = ContextSchema.safeParse(request.data.context);
-    if (!context.success || !verifyOption(secret, context.data)) {
+    if (!context.success || !verifyOption(options.secret, context.data)) {
       return c.json(error('unauthorized', 'This button was not made by this relay (bad or missing signature).'), 401);
     }
-    const { cardId, option } = context.data;
+    const { cardId, option, expires } = context.data;
+    if (options.now() > expires) {
+      return c.json(error('unauthorized', 'This button expired with its question; nothing changed.'), 401);
+    }
     const outcome = inbox.tap({ user: request.data.user_id, cardId, option });
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return c.json({});
     return c.json({ ephemeral_text: outcome.notice });
   });
   return app;
+}
+
+function parseJson(raw: Buffer): unknown {
+  try {
+    return JSON.parse(raw.toString('utf8'));
+  } catch {
+    return undefined;
+  }
 }
 
 /** Takes typed answers: replies in the thread of a card's post, found by polling the channel. */

@@ -18,6 +18,6 @@ export const mattermostChannel: ChannelFactory = (config, context): Channel => {
       replies.start();
     },
     stop: () => replies?.stop(),
-    routes: (inbox) => actionRoutes(inbox, context.secret),
+    routes: (inbox) => actionRoutes(inbox, { secret: context.secret, now: () => context.clock.now() }),
   };
 };

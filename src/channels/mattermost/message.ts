@@ -6,7 +6,9 @@ import { clip, closedLine, heading, howToReply, questionTexts, takesButtons } fr
 // One question with one choice gets interactive message buttons in a message attachment;
 // everything else is text with numbered options, answered by a reply in the post's thread.
 // Mattermost does not sign the requests a button click makes, so each button's context
-// carries an HMAC of what it means, made with the relay's secret.
+// carries an HMAC of what it means (the card, the option, and until when it may be used),
+// made with the relay's secret. Mattermost keeps contexts on its server (clients never see
+// them) and names the clicker itself, in the request's own `user_id`.
 
 /** Mattermost refuses a post whose message is longer than this (runes). */
 export const MESSAGE_CHARS = 16_383;
@@ -16,9 +18,17 @@ export const BUTTON_LABEL_CHARS = 60;
 export const ACTIONS_PATH = 'channels/mattermost/actions';
 export const WHERE_TO_REPLY = 'Reply in this thread';
 
+/**
+ * How long after its card's expiry a button's context is still taken (the clicker is told the
+ * question expired); after that it is refused. The closing edit removes the buttons long before.
+ */
+export const BUTTON_GRACE_MS = 3_600_000;
+
 export interface ActionContext {
   cardId: string;
   option: number;
+  /** Milliseconds since the epoch after which the context is refused. */
+  expires: number;
   sig: string;
 }
 
@@ -65,15 +75,22 @@ export function optionOfActionId(id: string): number | undefined {
   return match ? Number(match[1]) : undefined;
 }
 
-export function signOption(secret: string, cardId: string, option: number): string {
-  return createHmac('sha256', secret).update(`${cardId}:${option}`).digest('hex');
+/** The HMAC of a button's meaning; the prefix keeps it from standing for anything else the secret signs. */
+export function signOption(secret: string, context: Omit<ActionContext, 'sig'>): string {
+  return createHmac('sha256', secret).update(`askrelay mattermost button\0${context.cardId}\0${context.option}\0${context.expires}`).digest('hex');
 }
 
-/** True when the context is one of this relay's own buttons, unchanged. */
-export function verifyOption(secret: string, context: { cardId: string; option: number; sig: string }): boolean {
-  const expected = Buffer.from(signOption(secret, context.cardId, context.option), 'hex');
+/** True when the context is one of this relay's own buttons, unchanged (its expiry is checked apart). */
+export function verifyOption(secret: string, context: ActionContext): boolean {
+  const expected = Buffer.from(signOption(secret, context), 'hex');
   const given = /^[0-9a-f]{64}$/i.test(context.sig) ? Buffer.from(context.sig, 'hex') : Buffer.alloc(0);
   return given.length === expected.length && timingSafeEqual(given, expected);
+}
+
+/** A button's signed context: valid until its card's expiry and BUTTON_GRACE_MS more. */
+export function contextOf(card: Card, option: number, secret: string): ActionContext {
+  const unsigned = { cardId: card.id, option, expires: Date.parse(card.expiresAt) + BUTTON_GRACE_MS };
+  return { ...unsigned, sig: signOption(secret, unsigned) };
 }
 
 /** The integration URL for the buttons (the public URL may or may not end with a slash). */
@@ -89,7 +106,7 @@ export function postOf(card: Card, settings: PostSettings): MattermostNewPost {
     id: actionIdOf(option),
     name: clip(o.label, BUTTON_LABEL_CHARS),
     type: 'button',
-    integration: { url, context: { cardId: card.id, option, sig: signOption(settings.secret, card.id, option) } },
+    integration: { url, context: contextOf(card, option, settings.secret) },
   }));
   return {
     channel_id: settings.channel,

@@ -1,13 +1,17 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
+import { RelayError } from '../../errors.js';
+import { readLimited } from '../../server/http.js';
 import type { ChannelInbox, InboundOutcome } from '../channel.js';
+import { SeenSignatures } from '../replay-guard.js';
 import type { SlackClient } from './client.js';
 import { decodeAction } from './message.js';
 
 // Slack's webhooks: taps on Block Kit buttons (Interactivity Request URL, form-encoded
 // `payload=<json>`) and replies in a card's thread (Events API, JSON). Every request must
-// carry Slack's signature over the raw body; anything else is 401. Slack gives up on a
+// carry Slack's signature over the raw body, made within five minutes and never seen before
+// (a captured request sent again is a replay); anything else is 401. Slack gives up on a
 // request after 3 s and retries events, so the work done here is synchronous and quick
 // (the inbox answers through SQLite) and notices are not waited for. People are told
 // refusals and the like privately, with an ephemeral message only they see.
@@ -55,9 +59,10 @@ const MessageEventSchema = z.object({
 
 export function slackRoutes(inbox: ChannelInbox, options: SlackInboundOptions): Hono {
   const app = new Hono();
+  const seen = new SeenSignatures(MAX_SKEW_SECONDS);
 
   app.post('/interactions', async (c) => {
-    const raw = await signedBody(c, options);
+    const raw = await signedBody(c, options, seen);
     if (raw instanceof Response) return raw;
     const payload = new URLSearchParams(raw).get('payload');
     if (!payload) return problem(c, 400, 'invalid_request', 'The body has no payload field.');
@@ -78,7 +83,7 @@ export function slackRoutes(inbox: ChannelInbox, options: SlackInboundOptions): 
   });
 
   app.post('/events', async (c) => {
-    const raw = await signedBody(c, options);
+    const raw = await signedBody(c, options, seen);
     if (raw instanceof Response) return raw;
     const parsed = parseJson(raw, EventBodySchema);
     if (parsed instanceof BadBody) return problem(c, 400, parsed.code, parsed.message);
@@ -109,25 +114,33 @@ function tell(options: SlackInboundOptions, outcome: InboundOutcome, channel: st
   void options.client.notify(channel, user, outcome.notice, threadTs);
 }
 
-/** The raw body when Slack signed it (within five minutes of now); else the 401 (or 413) to send. */
-async function signedBody(c: Context, options: SlackInboundOptions): Promise<string | Response> {
-  if (Number(c.req.header('content-length') ?? 0) > BODY_LIMIT) return problem(c, 413, 'body_too_large', 'The body is larger than 1 MB.');
-  const raw = await c.req.text();
-  if (Buffer.byteLength(raw) > BODY_LIMIT) return problem(c, 413, 'body_too_large', 'The body is larger than 1 MB.');
+/** The raw body when Slack signed it (within five minutes of now, and only once); else the 401 (or 413) to send. */
+async function signedBody(c: Context, options: SlackInboundOptions, seen: SeenSignatures): Promise<string | Response> {
+  let raw: Buffer;
+  try {
+    raw = await readLimited(c.req.raw, BODY_LIMIT);
+  } catch (err) {
+    if (err instanceof RelayError) return problem(c, 413, err.code, err.message);
+    throw err;
+  }
   const timestamp = c.req.header('x-slack-request-timestamp') ?? '';
   const signature = c.req.header('x-slack-signature') ?? '';
-  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(options.now() / 1000 - Number(timestamp)) > MAX_SKEW_SECONDS) {
+  const now = options.now() / 1000;
+  if (!/^\d{1,12}$/.test(timestamp) || Math.abs(now - Number(timestamp)) > MAX_SKEW_SECONDS) {
     return problem(c, 401, 'unauthorized', 'X-Slack-Request-Timestamp is missing or more than five minutes from now.');
   }
   if (!sameSignature(signature, slackSignature(options.signingSecret, timestamp, raw))) {
     return problem(c, 401, 'unauthorized', 'X-Slack-Signature does not match the body.');
   }
-  return raw;
+  if (!seen.firstTime(signature, Number(timestamp), now)) {
+    return problem(c, 401, 'unauthorized', 'This signed request was already received: a replay is refused.');
+  }
+  return raw.toString('utf8');
 }
 
 /** `v0=` and the hex HMAC-SHA256 of `v0:<timestamp>:<body>` under the app's signing secret. */
-export function slackSignature(secret: string, timestamp: string, body: string): string {
-  return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:${body}`).digest('hex')}`;
+export function slackSignature(secret: string, timestamp: string, body: string | Buffer): string {
+  return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:`).update(body).digest('hex')}`;
 }
 
 function sameSignature(given: string, expected: string): boolean {
