@@ -1,5 +1,5 @@
 import type { AnswerEntry, Card, Question } from '../cards/model.js';
-import { clip } from '../cards/text.js';
+import { clip, visibleControls } from '../cards/text.js';
 
 export { clip };
 
@@ -73,7 +73,9 @@ export function cardsTable(cards: Card[], now = Date.now()): string {
  * widest cell; the columns in `rightAlign` padded on the left. The last column is never
  * padded, and no line ends in spaces.
  */
-export function table(rows: string[][], { rightAlign = [] }: { rightAlign?: number[] } = {}): string {
+export function table(cells: string[][], { rightAlign = [] }: { rightAlign?: number[] } = {}): string {
+  // Cells hold what agents wrote: nothing in them may steer the terminal.
+  const rows = cells.map((r) => r.map(visibleControls));
   const widths = rows[0].map((_, col) => Math.max(...rows.map((r) => r[col].length)));
   const pad = (cell: string, col: number, last: boolean) =>
     rightAlign.includes(col) ? cell.padStart(widths[col]) : last ? cell : cell.padEnd(widths[col]);

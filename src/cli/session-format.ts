@@ -1,4 +1,5 @@
 import type { Card } from '../cards/model.js';
+import { visibleControls } from '../cards/text.js';
 import type { Session, TranscriptEntry } from '../sessions/model.js';
 import { durationText, optionsText, table } from './format.js';
 
@@ -19,8 +20,9 @@ function clock(iso: string): string {
   return [d.getHours(), d.getMinutes(), d.getSeconds()].map((n) => String(n).padStart(2, '0')).join(':');
 }
 
-/** One block: time, label, then the text with continuation lines lined up under it. */
-function line(time: string, label: string, text: string): string {
+/** One block: time, label, then the text (agents' words, controls made visible) with continuation lines lined up under it. */
+function line(time: string, label: string, raw: string): string {
+  const text = visibleControls(raw.replace(/\r\n?/g, '\n'));
   const indent = ' '.repeat(TIME_WIDTH + LABEL_WIDTH + 4);
   const [firstLine, ...more] = text.replace(/\s+$/, '').split('\n');
   const head = `${time.padEnd(TIME_WIDTH)}  ${label.padEnd(LABEL_WIDTH)}  ${firstLine}`.trimEnd();

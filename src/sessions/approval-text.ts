@@ -1,4 +1,5 @@
 import { LIMITS, type CardDraft } from '../cards/model.js';
+import { visibleControls } from '../cards/text.js';
 import { RelayError } from '../errors.js';
 import type { Principal } from '../relay/access.js';
 import type { StartSession } from './model.js';
@@ -14,17 +15,12 @@ import type { StartSession } from './model.js';
 
 /** Every way a surface may start a new line: CR LF, LF, CR, VT, FF, NEL, LS, PS. */
 const LINE_BREAK = /\r\n|[\n\r\v\f\u0085\u2028\u2029]/;
-/** C0 and C1 controls but tab; the bidi marks, embeddings, overrides and isolates. */
-const UNSAFE = /[\u0000-\u0008\u000e-\u001f\u007f-\u009f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
-
-const codePoint = (char: string) => `[U+${char.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}]`;
-
 /** `text` as a quotation: each line "> …" (an empty one ">"), unsafe characters made visible. */
 export function quoted(text: string): string {
   return text
     .split(LINE_BREAK)
     .map((line) => {
-      const safe = line.replace(UNSAFE, codePoint);
+      const safe = visibleControls(line);
       return safe ? `> ${safe}` : '>';
     })
     .join('\n');

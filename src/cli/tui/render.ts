@@ -1,4 +1,5 @@
 import type { Card } from '../../cards/model.js';
+import { visibleControls } from '../../cards/text.js';
 import { clip, cut, oneLine } from '../format.js';
 import { cardLabel, entries, openCard, replyTarget, type TuiState } from './state.js';
 
@@ -21,6 +22,11 @@ function connectionText(s: TuiState): string {
 }
 
 export function render(s: TuiState, now: number, width = 80): string[] {
+  // Cards hold what agents wrote: a control character in them must not steer the terminal.
+  return screenLines(s, now, width).map(visibleControls);
+}
+
+function screenLines(s: TuiState, now: number, width: number): string[] {
   const card = openCard(s);
   if (s.open && card) {
     const lines = cardLines(s, card, now, width);
