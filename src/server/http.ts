@@ -65,6 +65,19 @@ export async function readLimited(request: Request, limit = BODY_LIMIT): Promise
   return Buffer.concat(chunks);
 }
 
+/**
+ * readLimited for a route that answers a refusal in its own shape (a chat platform's, or
+ * JSON-RPC's): the body, or what `refuse` makes of the body_too_large error.
+ */
+export async function readLimitedOr<T>(request: Request, limit: number, refuse: (err: RelayError) => T): Promise<Buffer | T> {
+  try {
+    return await readLimited(request, limit);
+  } catch (err) {
+    if (err instanceof RelayError) return refuse(err);
+    throw err;
+  }
+}
+
 /** One readable sentence from a zod error: the first problem, with its path. */
 export function describeIssues(error: z.ZodError): string {
   const issue = error.issues[0];

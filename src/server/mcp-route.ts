@@ -14,7 +14,7 @@ import type { CallStore } from '../store/call-store.js';
 import { isRelayTool, RELAY_TOOL_DEFINITIONS, type RelayToolbox } from '../sessions/relay-tool.js';
 import type { AuthEnv } from './auth.js';
 import type { ConnectionLimit } from './connection-limit.js';
-import { readLimited } from './http.js';
+import { readLimitedOr } from './http.js';
 import type { CardDraft } from '../cards/model.js';
 import { VERSION } from '../version.js';
 
@@ -214,13 +214,9 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
     // The body is read (and refused past 1 MB) before a session is opened or found.
     let parsedBody: unknown;
     if (req.method === 'POST') {
-      let text: string;
-      try {
-        text = (await readLimited(req, MAX_BODY)).toString('utf8');
-      } catch (err) {
-        if (err instanceof RelayError) return jsonRpcError(err.status, -32600, err.message, err.code);
-        throw err;
-      }
+      const body = await readLimitedOr(req, MAX_BODY, (err) => jsonRpcError(err.status, -32600, err.message, err.code));
+      if (!Buffer.isBuffer(body)) return body;
+      const text = body.toString('utf8');
       try {
         parsedBody = JSON.parse(text);
       } catch {

@@ -11,7 +11,7 @@ import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { startAnthropicServer, type AnthropicServer } from '../fakes/anthropic-server.js';
 import { freePort, runCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { waitUntil } from '../support/wait-until.js';
+import { idleSession } from '../support/session-api.js';
 
 // `askrelay audit` and `askrelay audit verify` as child processes against real relays with
 // their own SQLite files: a human answers and skips, one session's agent answers another's
@@ -51,17 +51,6 @@ async function apiLog(on: TestRelay): Promise<{ entries: AuditEntry[]; raw: stri
   return { entries: (JSON.parse(raw) as { entries: AuditEntry[] }).entries, raw };
 }
 
-/** A session on the scripted server (engine messages), gone idle after its one text reply: its agent token works. */
-async function idleSession(prompt: string, agentsMayAnswer: boolean): Promise<Session> {
-  const res = await relay.api('/api/sessions', { method: 'POST', json: { provider: 'claude', engine: 'messages', prompt, agentsMayAnswer } });
-  expect(res.status).toBe(201);
-  const { id } = (await res.json()) as Session;
-  return waitUntil(async () => {
-    const s = (await (await relay.api(`/api/sessions/${id}`)).json()) as Session;
-    return s.status === 'idle' ? s : undefined;
-  }, `session ${id} idle`);
-}
-
 function asAgent(sessionId: string, path: string, json: unknown): Promise<Response> {
   return fetch(new URL(path, relay.url), {
     method: 'POST',
@@ -91,7 +80,7 @@ describe('askrelay audit', { timeout: 60_000 }, () => {
 
     // Agents: A lets other agents answer its cards, B does not. B's agent answers a card of
     // A; A's agent is refused another card of its own session (only others may answer it).
-    [a, b] = await Promise.all([idleSession('session A', true), idleSession('session B', false)]);
+    [a, b] = await Promise.all([idleSession(relay, { prompt: 'session A', agentsMayAnswer: true }), idleSession(relay, { prompt: 'session B', agentsMayAnswer: false })]);
     byAgent = relay.relay.create({ sessionId: a.id, questions: [{ text: 'Which one, agent?', options: ['A', 'B'] }] });
     expect((await asAgent(b.id, `/api/cards/${byAgent.id}/answer`, { answers: { q1: { selected: ['A'] } } })).status).toBe(200);
     refused = relay.relay.create({ sessionId: a.id, questions: [{ text: 'Not for your own agent?', options: ['A', 'B'] }] });

@@ -4,12 +4,11 @@ import { chmodSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Session } from '../../src/sessions/model.js';
 import { DB_FILE } from '../../src/start.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { startAnthropicServer, type AnthropicServer } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { waitUntil } from '../support/wait-until.js';
+import { idleSession } from '../support/session-api.js';
 
 // The data folder as the relay leaves it, read straight from the disk: who may read each
 // file, and that the SQLite file (with its -wal) holds no agent token a reader could use.
@@ -38,16 +37,6 @@ function modes(dir: string): Record<string, number> {
 function databaseBytes(dir: string): Buffer {
   const parts = [DB_FILE, `${DB_FILE}-wal`].map((f) => join(dir, f)).filter((f) => existsSync(f));
   return Buffer.concat(parts.map((f) => readFileSync(f)));
-}
-
-async function idleSession(relay: TestRelay): Promise<Session> {
-  const res = await relay.api('/api/sessions', { method: 'POST', json: { provider: 'claude', engine: 'messages', prompt: 'hello' } });
-  expect(res.status).toBe(201);
-  const { id } = (await res.json()) as Session;
-  return waitUntil(async () => {
-    const s = (await (await relay.api(`/api/sessions/${id}`)).json()) as Session;
-    return s.status === 'idle' ? s : undefined;
-  }, `session ${id} idle`);
 }
 
 const asAgent = (relay: TestRelay, token: string) => fetch(new URL('/api/cards', relay.url), { headers: { authorization: `Bearer ${token}` } });
@@ -100,7 +89,7 @@ describe('agent tokens', { timeout: 30_000 }, () => {
     let token: string;
     let id: string;
     try {
-      ({ id } = await idleSession(relay));
+      ({ id } = await idleSession(relay, { prompt: 'hello' }));
       token = relay.sessions.agentToken(id);
       expect(token).toMatch(/^asa_[\w-]{32,}$/);
       expect((await asAgent(relay, token)).status).toBe(200);

@@ -44,3 +44,17 @@ export async function fetchSession(on: TestRelay, id: string): Promise<Session> 
   expect(res.status).toBe(200);
   return (await res.json()) as Session;
 }
+
+/**
+ * Starts a session on `on` (engine messages against the scripted model server its environment
+ * points at) and returns it once it idles after its one reply: its agent token works then.
+ */
+export async function idleSession(on: TestRelay, start: { prompt: string; agentsMayAnswer?: boolean }): Promise<Session> {
+  const res = await on.api('/api/sessions', { method: 'POST', json: { provider: 'claude', engine: 'messages', ...start } });
+  expect(res.status).toBe(201);
+  const { id } = (await res.json()) as Session;
+  return waitUntil(async () => {
+    const s = (await (await on.api(`/api/sessions/${id}`)).json()) as Session;
+    return s.status === 'idle' ? s : undefined;
+  }, `session ${id} idle`);
+}

@@ -2,8 +2,7 @@ import { Hono, type Context } from 'hono';
 import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { InteractionResponseType, InteractionType, MessageFlags, type APIInteractionResponse } from 'discord-api-types/v10';
 import { z } from 'zod';
-import { RelayError } from '../../errors.js';
-import { readLimited } from '../../server/http.js';
+import { readLimitedOr } from '../../server/http.js';
 import type { ChannelInbox, InboundOutcome } from '../channel.js';
 import { SeenSignatures } from '../replay-guard.js';
 import { clip } from '../card-text.js';
@@ -55,13 +54,8 @@ export function interactionRoutes(inbox: ChannelInbox, key: KeyObject): Hono {
   const app = new Hono();
   const seen = new SeenSignatures(MAX_SKEW_SECONDS);
   app.post('/interactions', async (c) => {
-    let body: Buffer;
-    try {
-      body = await readLimited(c.req.raw, MAX_BODY_BYTES);
-    } catch (err) {
-      if (err instanceof RelayError) return fail(c, 413, err.code, err.message);
-      throw err;
-    }
+    const body = await readLimitedOr(c.req.raw, MAX_BODY_BYTES, (err) => fail(c, 413, err.code, err.message));
+    if (!Buffer.isBuffer(body)) return body;
     const signature = c.req.header('x-signature-ed25519');
     const timestamp = c.req.header('x-signature-timestamp');
     if (!signatureValid(key, signature, timestamp, body)) {

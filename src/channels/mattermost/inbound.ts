@@ -1,7 +1,6 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
-import { RelayError } from '../../errors.js';
-import { readLimited } from '../../server/http.js';
+import { readLimitedOr } from '../../server/http.js';
 import type { ChannelContext, ChannelInbox } from '../channel.js';
 import type { MattermostApi, PostObject } from './client.js';
 import { verifyOption } from './message.js';
@@ -47,13 +46,8 @@ export interface ActionRouteOptions {
 export function actionRoutes(inbox: ChannelInbox, options: ActionRouteOptions): Hono {
   const app = new Hono();
   app.post('/actions', async (c) => {
-    let raw: Buffer;
-    try {
-      raw = await readLimited(c.req.raw, BODY_LIMIT);
-    } catch (err) {
-      if (err instanceof RelayError) return c.json(error(err.code, err.message), 413);
-      throw err;
-    }
+    const raw = await readLimitedOr(c.req.raw, BODY_LIMIT, (err) => c.json(error(err.code, err.message), 413));
+    if (!Buffer.isBuffer(raw)) return raw;
     const request = ActionRequestSchema.safeParse(parseJson(raw));
     if (!request.success) return c.json(error('invalid_request', 'Expected Mattermost\'s action request: a JSON object with "user_id" and "context".'), 400);
     const context = ContextSchema.safeParse(request.data.context);

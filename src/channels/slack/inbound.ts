@@ -1,8 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
-import { RelayError } from '../../errors.js';
-import { readLimited } from '../../server/http.js';
+import { readLimitedOr } from '../../server/http.js';
 import type { ChannelInbox, InboundOutcome } from '../channel.js';
 import { SeenSignatures } from '../replay-guard.js';
 import type { SlackClient } from './client.js';
@@ -116,13 +115,8 @@ function tell(options: SlackInboundOptions, outcome: InboundOutcome, channel: st
 
 /** The raw body when Slack signed it (within five minutes of now, and only once); else the 401 (or 413) to send. */
 async function signedBody(c: Context, options: SlackInboundOptions, seen: SeenSignatures): Promise<string | Response> {
-  let raw: Buffer;
-  try {
-    raw = await readLimited(c.req.raw, BODY_LIMIT);
-  } catch (err) {
-    if (err instanceof RelayError) return problem(c, 413, err.code, err.message);
-    throw err;
-  }
+  const raw = await readLimitedOr(c.req.raw, BODY_LIMIT, (err) => problem(c, 413, err.code, err.message));
+  if (!Buffer.isBuffer(raw)) return raw;
   const timestamp = c.req.header('x-slack-request-timestamp') ?? '';
   const signature = c.req.header('x-slack-signature') ?? '';
   const now = options.now() / 1000;
