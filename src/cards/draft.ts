@@ -6,6 +6,14 @@ import { LIMITS, type CardOption, type Layout, type Question, type QuestionInput
 
 const ID_PATTERN = /^[A-Za-z0-9_.-]{1,64}$/;
 
+/**
+ * Whether an id is a name every JavaScript object already has (`__proto__`, `constructor`,
+ * `toString`, …). Answers are objects keyed by question id, so such an id could read or
+ * set what objects inherit instead of an answer: refused for cards, renamed by adapters
+ * whose ids come from a provider.
+ */
+export const isReservedId = (id: string) => Object.hasOwn(Object.prototype, id);
+
 // Free text is always offered, so an agent's own "Other" option is noise: drop it.
 const OTHER_OPTION = /^\s*(other|something else|none of the above)\s*(\(.*\)|[.:…]+|\s*\.\.\.)?\s*$/i;
 
@@ -66,6 +74,7 @@ function normalizeQuestion(input: QuestionInput, index: number, layout: Layout):
   if (text.length > LIMITS.textChars) invalid(`${where}.text is longer than ${LIMITS.textChars} characters.`);
   const id = input.id?.trim() || `q${index + 1}`;
   if (!ID_PATTERN.test(id)) invalid(`${where}.id "${id}" may hold only letters, digits, "_", "-" and "." (1-64).`);
+  if (isReservedId(id)) invalid(`${where}.id "${id}" is reserved (every JavaScript object has it); choose another id.`);
   const header = input.header?.trim() || undefined;
   if (header && header.length > LIMITS.headerChars) {
     invalid(`${where}.header is longer than ${LIMITS.headerChars} characters.`);
