@@ -1,5 +1,6 @@
 import { RelayError } from '../errors.js';
 import { LIMITS, type CardOption, type Layout, type Question, type QuestionInput } from './model.js';
+import { isBlank } from './text.js';
 
 // Turns what an asker sent into the card's questions, or refuses with one sentence that
 // names the field. Provider dialects apply their own stricter rules before this.
@@ -38,6 +39,16 @@ function invalid(message: string): never {
   throw new RelayError('invalid_card', message);
 }
 
+/** An optional text trimmed; undefined when it shows nothing (as if it had been left out). */
+const visible = (text: string | undefined) => (text === undefined || isBlank(text) ? undefined : text.trim());
+
+/** A card's title trimmed, left out when it shows nothing, refused over LIMITS.titleChars. */
+export function normalizeTitle(title: string | undefined): string | undefined {
+  const shown = visible(title);
+  if (shown && shown.length > LIMITS.titleChars) invalid(`title is longer than ${LIMITS.titleChars} characters.`);
+  return shown;
+}
+
 function normalizeOptions(input: QuestionInput, where: string): CardOption[] {
   const raw = input.options ?? [];
   const seen = new Set<string>();
@@ -46,6 +57,7 @@ function normalizeOptions(input: QuestionInput, where: string): CardOption[] {
     const option = typeof entry === 'string' ? { label: entry } : entry;
     const label = option.label.trim();
     if (!label) invalid(`${where}.options[${i}].label is empty.`);
+    if (isBlank(label)) invalid(`${where}.options[${i}].label shows nothing: it holds only invisible characters.`);
     if (label.length > LIMITS.labelChars) {
       invalid(`${where}.options[${i}].label is longer than ${LIMITS.labelChars} characters.`);
     }
@@ -53,7 +65,7 @@ function normalizeOptions(input: QuestionInput, where: string): CardOption[] {
     const key = label.toLowerCase();
     if (seen.has(key)) invalid(`${where}.options has "${label}" twice; labels must be unique.`);
     seen.add(key);
-    const description = option.description?.trim();
+    const description = visible(option.description);
     if (description && description.length > LIMITS.descriptionChars) {
       invalid(`${where}.options[${i}].description is longer than ${LIMITS.descriptionChars} characters.`);
     }
@@ -71,11 +83,12 @@ function normalizeQuestion(input: QuestionInput, index: number, layout: Layout):
   const where = `questions[${index}]`;
   const text = input.text.trim();
   if (!text) invalid(`${where}.text is empty.`);
+  if (isBlank(text)) invalid(`${where}.text shows nothing: it holds only invisible characters.`);
   if (text.length > LIMITS.textChars) invalid(`${where}.text is longer than ${LIMITS.textChars} characters.`);
   const id = input.id?.trim() || `q${index + 1}`;
   if (!ID_PATTERN.test(id)) invalid(`${where}.id "${id}" may hold only letters, digits, "_", "-" and "." (1-64).`);
   if (isReservedId(id)) invalid(`${where}.id "${id}" is reserved (every JavaScript object has it); choose another id.`);
-  const header = input.header?.trim() || undefined;
+  const header = visible(input.header);
   if (header && header.length > LIMITS.headerChars) {
     invalid(`${where}.header is longer than ${LIMITS.headerChars} characters.`);
   }
