@@ -1,6 +1,6 @@
 import { RelayError } from '../errors.js';
 import { LIMITS, type CardOption, type Layout, type Question, type QuestionInput } from './model.js';
-import { isBlank } from './text.js';
+import { clip, isBlank } from './text.js';
 
 // Turns what an asker sent into the card's questions, or refuses with one sentence that
 // names the field. Provider dialects apply their own stricter rules before this.
@@ -33,6 +33,34 @@ export function optionLabelProblem(where: string, labels: readonly string[], uni
     seen.add(key);
   }
   return undefined;
+}
+
+/**
+ * How the option labels of a provider-owned tool are shown on a card. The provider owns
+ * that schema (DESIGN.md), so its labels are shaped to pass the card's rules rather than
+ * refused: trimmed, cut to LIMITS.labelChars, a label that shows nothing named by its
+ * place ("Option 2"), labels that end up alike (case ignored) told apart by " (2)", and
+ * "Other"-like ones left out (undefined). Entry i belongs to labels[i], so an answer finds
+ * its way back to the label the provider sent.
+ */
+export function shownLabels(labels: readonly string[]): (string | undefined)[] {
+  const taken = new Set<string>();
+  return labels.map((raw, i) => {
+    const trimmed = isBlank(raw) ? `Option ${i + 1}` : raw.trim();
+    if (isOtherOption(trimmed)) return undefined;
+    let label = clip(trimmed, LIMITS.labelChars);
+    for (let n = 2; taken.has(label.toLowerCase()); n++) {
+      const suffix = ` (${n})`;
+      label = clip(trimmed, LIMITS.labelChars - suffix.length) + suffix;
+    }
+    taken.add(label.toLowerCase());
+    return label;
+  });
+}
+
+/** A provider-owned text as a card shows it: trimmed and cut to `max`, or `fallback` when it shows nothing. */
+export function shownText(text: string | undefined, max: number, fallback: string): string {
+  return text === undefined || isBlank(text) ? fallback : clip(text.trim(), max);
 }
 
 function invalid(message: string): never {
