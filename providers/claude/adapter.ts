@@ -159,12 +159,11 @@ export function toUpdatedInput(input: AskUserQuestionInput, card: Card): Record<
     replies.every((r) => r.labels.length === 0 && r.text === first);
   if (wholeReply) return { ...base, response: first };
 
-  const answers: Record<string, string> = {};
-  for (const r of replies) {
-    const parts = r.labels.length ? [labelsValue(r.labels)] : [];
-    if (r.text !== undefined) parts.push(r.text);
-    answers[r.question] = parts.join(', ');
-  }
+  // Keyed by question text, which the model writes: fromEntries keeps a question named
+  // "__proto__" an own key instead of setting the object's prototype.
+  const answers: Record<string, string> = Object.fromEntries(
+    replies.map((r) => [r.question, [...(r.labels.length ? [labelsValue(r.labels)] : []), ...(r.text !== undefined ? [r.text] : [])].join(', ')]),
+  );
   return { ...base, answers };
 }
 

@@ -136,3 +136,14 @@ describe("askrelay's own dialects over MCP refuse with a readable tool error", (
     expect(pending()).toBe(before);
   });
 });
+
+describe("Claude's answers keyed by question text", () => {
+  it.each(['__proto__', 'constructor', 'toString'])('keep a question whose text is %j as an own key', async (text) => {
+    const input = { questions: [{ question: text, header: 'Odd', options: [{ label: 'A', description: 'a' }, { label: 'B', description: 'b' }], multiSelect: false }] };
+    const parsed = claudeDraft(input) as { ok: true; draft: CardDraft; input: AskUserQuestionInput };
+    const card = await askAndAnswer(parsed.draft, () => ({ q1: { selected: ['B'] } }));
+    const answers = toUpdatedInput(parsed.input, card).answers as Record<string, string>;
+    expect(Object.getPrototypeOf(answers)).toBe(Object.prototype);
+    expect(JSON.stringify(answers)).toBe(`{${JSON.stringify(text)}:"B"}`);
+  });
+});
