@@ -3,6 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
+import { rememberSecret } from './cards/secrets.js';
 import { CHANNELS } from './channels/index.js';
 import { channelsConfig } from './channels/config.js';
 import { Channels } from './channels/service.js';
@@ -51,6 +52,8 @@ export interface RunningRelay {
 export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   mkdirSync(config.dataDir, { recursive: true });
   const token = loadOrCreateToken(config.dataDir, config.token);
+  // An answer holding the relay's own token is refused (src/cards/secrets.ts).
+  const forgetToken = rememberSecret(token);
   const pushConfig = pushConfigFromEnv(config.env);
   const channelConfig = channelsConfig(config.env, config.dataDir);
   const vapid = loadOrCreateVapidKeys(config.dataDir);
@@ -104,6 +107,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     relay.stop();
     await sessions.close();
     store.close();
+    forgetToken();
     throw err;
   });
   const address = server.address();
@@ -135,6 +139,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       });
       store.close();
+      forgetToken();
     },
   };
 }
