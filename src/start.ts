@@ -2,6 +2,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import { createHash } from 'node:crypto';
 import { join } from 'node:path';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
+import { rememberSecret } from './cards/secrets.js';
 import { CHANNELS } from './channels/index.js';
 import { channelsConfig } from './channels/config.js';
 import { Channels } from './channels/service.js';
@@ -44,6 +45,8 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const { value: token, notice: tokenNotice } = loadOrCreateToken(config.dataDir, config.token);
   const { value: auditKey, notice: auditNotice } = loadOrCreateAuditKey(config.dataDir, config.auditKey);
   notices.push(tokenNotice, auditNotice);
+  // An answer holding the relay's own token is refused (src/cards/secrets.ts).
+  const forgetToken = rememberSecret(token);
   const pushConfig = pushConfigFromEnv(config.env);
   const channelConfig = channelsConfig(config.env, config.dataDir);
   const vapid = loadOrCreateVapidKeys(config.dataDir);
@@ -104,6 +107,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     relay.stop();
     await sessions.close();
     store.close();
+    forgetToken();
     throw err;
   });
   const address = server.address();
@@ -136,6 +140,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       });
       store.close();
+      forgetToken();
     },
   };
 }

@@ -1,4 +1,4 @@
-import { isOtherOption } from '../../src/cards/draft.js';
+import { shownLabels, shownText } from '../../src/cards/draft.js';
 import { LIMITS, type AnswerEntry, type Card, type CardDraft, type QuestionInput } from '../../src/cards/model.js';
 import { clip } from '../../src/cards/text.js';
 import { isRecord } from './text.js';
@@ -25,33 +25,31 @@ interface ShownOption {
 /**
  * The options of one question as the card shows them. The generic card rules
  * (normalizeQuestions) would refuse some input Claude Code accepts, so this shapes the
- * options to pass them: "Other"-like options are dropped (free text is always offered),
- * labels that differ only in case or surrounding space get a " (2)" suffix, over-long
- * labels and descriptions are shortened. `source` keeps the way back to the model's label.
+ * options to pass them (shownLabels): "Other"-like options are dropped (free text is always
+ * offered), labels that differ only in case or surrounding space get a " (2)" suffix,
+ * over-long labels and descriptions are shortened, a label that shows nothing is named by
+ * its place. `source` keeps the way back to the model's label.
  */
 function shownOptions(q: AskUserQuestionQuestion): ShownOption[] {
-  const taken = new Set<string>();
+  const labels = shownLabels(q.options.map((o) => o.label));
   const shown: ShownOption[] = [];
-  for (const option of q.options) {
-    const trimmed = option.label.trim();
-    if (isOtherOption(trimmed)) continue;
-    let label = clip(trimmed, LIMITS.labelChars);
-    for (let n = 2; taken.has(label.toLowerCase()); n++) {
-      const suffix = ` (${n})`;
-      label = clip(trimmed, LIMITS.labelChars - suffix.length) + suffix;
-    }
-    taken.add(label.toLowerCase());
+  q.options.forEach((option, i) => {
+    const label = labels[i];
+    if (label === undefined) return;
     const description = option.description?.trim();
     shown.push({
       label,
       source: option.label,
       ...(description ? { description: clip(description, LIMITS.descriptionChars) } : {}),
     });
-  }
+  });
   return shown;
 }
 
 const questionId = (index: number) => `q${index + 1}`;
+
+/** What the card shows for a question whose text shows nothing (Claude Code's schema allows one). */
+export const NO_QUESTION_TEXT = '(the question has no visible text)';
 
 function shownQuestion(q: AskUserQuestionQuestion, index: number): QuestionInput {
   const options = shownOptions(q);
@@ -59,7 +57,7 @@ function shownQuestion(q: AskUserQuestionQuestion, index: number): QuestionInput
   return {
     id: questionId(index),
     ...(header ? { header: clip(header, HEADER_CHARS) } : {}),
-    text: clip(q.question.trim(), LIMITS.textChars),
+    text: shownText(q.question, LIMITS.textChars, NO_QUESTION_TEXT),
     options: options.map(({ label, description }) => (description ? { label, description } : { label })),
     // Dropping "Other" may leave a single option, and the card cannot multi-select one.
     multiSelect: q.multiSelect === true && options.length >= 2,
@@ -161,12 +159,11 @@ export function toUpdatedInput(input: AskUserQuestionInput, card: Card): Record<
     replies.every((r) => r.labels.length === 0 && r.text === first);
   if (wholeReply) return { ...base, response: first };
 
-  const answers: Record<string, string> = {};
-  for (const r of replies) {
-    const parts = r.labels.length ? [labelsValue(r.labels)] : [];
-    if (r.text !== undefined) parts.push(r.text);
-    answers[r.question] = parts.join(', ');
-  }
+  // Keyed by question text, which the model writes: fromEntries keeps a question named
+  // "__proto__" an own key instead of setting the object's prototype.
+  const answers: Record<string, string> = Object.fromEntries(
+    replies.map((r) => [r.question, [...(r.labels.length ? [labelsValue(r.labels)] : []), ...(r.text !== undefined ? [r.text] : [])].join(', ')]),
+  );
   return { ...base, answers };
 }
 

@@ -1,4 +1,5 @@
-import type { Card, CardDraft, QuestionInput, RelayMode } from '../../src/cards/model.js';
+import { shownLabels, shownText } from '../../src/cards/draft.js';
+import { LIMITS, type Card, type CardDraft, type QuestionInput, type RelayMode } from '../../src/cards/model.js';
 import { ASK_USER, AskUserInputSchema, MAX_CHOICES, type AskUserInput } from './tool.js';
 
 // Pure translations between Copilot's ask_user calls and cards, for both engines:
@@ -74,22 +75,45 @@ export interface UserInputResponse {
   wasFreeform: boolean;
 }
 
+/**
+ * The choices of a built-in ask_user request as the card shows them, each with the choice
+ * it stands for. The runtime owns this schema, so the choices are shaped rather than refused
+ * (shownLabels): empty and repeated ones left out, long ones cut, at most LIMITS.options.
+ */
+function classicChoices(request: UserInputRequest): { label: string; choice: string }[] {
+  const seen = new Set<string>();
+  const choices = (request.choices ?? []).map((c) => String(c).trim()).filter((c) => c && !seen.has(c) && seen.add(c));
+  const labels = shownLabels(choices);
+  return choices
+    .map((choice, i) => ({ label: labels[i], choice }))
+    .filter((c): c is { label: string; choice: string } => c.label !== undefined)
+    .slice(0, LIMITS.options);
+}
+
 export function classicCardDraft(request: UserInputRequest): CardDraft {
-  const choices = [...new Set((request.choices ?? []).map((c) => String(c).trim()).filter(Boolean))];
+  const choices = classicChoices(request);
   const freeText = request.allowFreeform !== false || choices.length === 0;
   return {
     tool: ASK_USER,
     origin: 'native',
     kind: 'question',
     layout: 'steps',
-    questions: [{ id: 'q1', text: String(request.question ?? '').trim() || '(no question text)', options: choices, multiSelect: false, freeText }],
+    questions: [
+      { id: 'q1', text: shownText(String(request.question ?? ''), LIMITS.textChars, '(no question text)'), options: choices.map((c) => c.label), multiSelect: false, freeText },
+    ],
   };
 }
 
-/** Never throws: the runtime would tell the model the user "was unable to respond due to an error". */
-export function classicResponse(card: Card): UserInputResponse {
+/**
+ * Never throws: the runtime would tell the model the user "was unable to respond due to an
+ * error". With the request, a picked label becomes the choice it stands for (a long choice
+ * is shown cut).
+ */
+export function classicResponse(card: Card, request?: UserInputRequest): UserInputResponse {
   const entry = card.status === 'answered' ? card.answer?.q1 : undefined;
   if (!entry) return { answer: noAnswerText(card), wasFreeform: true };
-  if (entry.selected.length && entry.text === undefined) return { answer: entry.selected[0], wasFreeform: false };
-  return { answer: [...entry.selected, entry.text].filter(Boolean).join(', '), wasFreeform: true };
+  const choices = request ? classicChoices(request) : [];
+  const selected = entry.selected.map((label) => choices.find((c) => c.label === label)?.choice ?? label);
+  if (selected.length && entry.text === undefined) return { answer: selected[0], wasFreeform: false };
+  return { answer: [...selected, entry.text].filter(Boolean).join(', '), wasFreeform: true };
 }

@@ -1,4 +1,5 @@
-import type { Card, CardDraft, FieldType, QuestionInput } from '../../src/cards/model.js';
+import { isReservedId, shownLabels, shownText } from '../../src/cards/draft.js';
+import { LIMITS, type AnswerEntry, type Card, type CardDraft, type FieldType, type QuestionInput } from '../../src/cards/model.js';
 import { ASK_USER } from './tool.js';
 
 // Copilot's form-style ask_user (askUserVariant "elicitation", CLI ≥ 1.0.102):
@@ -39,6 +40,9 @@ interface Field {
 
 const ID = /^[A-Za-z0-9_.-]{1,64}$/;
 
+/** The card's id for a field: its name when that is a usable id (not `constructor`, `__proto__`, …), else `field<n>`. */
+const fieldId = (name: string, i: number) => (ID.test(name) && !isReservedId(name) ? name : `field${i + 1}`);
+
 function choicesOf(schema: FieldSchema): { label: string; value: string }[] {
   const fromList = (list: Choice[]) => list.map((c) => ({ label: String(c.title ?? c.const), value: String(c.const) }));
   if (schema.enum) return schema.enum.map((v, i) => ({ label: String(schema.enumNames?.[i] ?? v), value: String(v) }));
@@ -57,17 +61,21 @@ function fieldsOf(request: ElicitationRequest): Field[] {
       : schema.type === 'boolean' ? 'boolean'
       : schema.type === 'number' || schema.type === 'integer' ? 'number'
       : choices.length ? 'choice' : 'string';
-    const label = schema.title ?? name;
+    const label = shownText(schema.title, 12, shownText(name, 12, `Field ${i + 1}`));
+    const id = fieldId(name, i);
+    // The runtime owns this schema: texts are cut and labels shaped (shownLabels), never refused.
+    const labels = shownLabels(choices.map((c) => c.label));
+    const shown = choices.flatMap((c, k) => (labels[k] === undefined ? [] : [{ label: labels[k], value: c.value }])).slice(0, LIMITS.options);
     return {
       name,
-      id: ID.test(name) ? name : `field${i + 1}`,
+      id,
       type,
-      values: new Map(choices.map((c) => [c.label, c.value])),
+      values: new Map(shown.map((c) => [c.label, c.value])),
       question: {
-        id: ID.test(name) ? name : `field${i + 1}`,
-        header: label.length > 12 ? `${label.slice(0, 11)}…` : label,
-        text: schema.description ?? label,
-        options: type === 'choice' || type === 'choices' ? choices.map((c) => c.label) : undefined,
+        id,
+        header: label,
+        text: shownText(schema.description, LIMITS.textChars, shownText(schema.title, LIMITS.textChars, shownText(name, LIMITS.textChars, `Field ${i + 1}`))),
+        options: type === 'choice' || type === 'choices' ? shown.map((c) => c.label) : undefined,
         multiSelect: type === 'choices',
         // The runtime tells the model the user may always answer in their own words.
         ...(type === 'choice' || type === 'choices' ? { freeText: true } : {}),
@@ -79,15 +87,15 @@ function fieldsOf(request: ElicitationRequest): Field[] {
 
 export function formCardDraft(request: ElicitationRequest): CardDraft {
   const fields = fieldsOf(request);
-  const message = String(request.message ?? '').trim() || 'Copilot asks:';
+  const message = String(request.message ?? '');
   return {
     tool: ASK_USER,
     origin: 'native',
     kind: 'question',
     layout: 'form',
-    title: message,
+    title: shownText(message, LIMITS.titleChars, 'Copilot asks:'),
     // A form without fields still needs one thing to answer: a plain reply.
-    questions: fields.length ? fields.map((f) => f.question) : [{ id: 'reply', text: message, field: { type: 'string' } }],
+    questions: fields.length ? fields.map((f) => f.question) : [{ id: 'reply', text: shownText(message, LIMITS.textChars, 'Copilot asks:'), field: { type: 'string' } }],
   };
 }
 
@@ -95,15 +103,20 @@ export function formCardDraft(request: ElicitationRequest): CardDraft {
 export function formResult(request: ElicitationRequest, card: Card): ElicitationResult {
   if (card.status === 'skipped') return { action: 'decline' };
   if (card.status !== 'answered' || !card.answer) return { action: 'cancel' };
-  const content: Record<string, string | number | boolean | string[]> = {};
-  for (const field of fieldsOf(request)) {
-    const entry = card.answer[field.id];
-    if (!entry) continue;
+  const answer = card.answer;
+  const value = (field: Field, entry: AnswerEntry): string | number | boolean | string[] => {
     const picked = entry.selected.map((l) => field.values.get(l) ?? l);
-    if (field.type === 'choices') content[field.name] = entry.text ? [...picked, entry.text] : picked;
-    else if (field.type === 'boolean') content[field.name] = entry.selected[0] === 'Yes';
-    else if (field.type === 'number') content[field.name] = Number(entry.text);
-    else content[field.name] = picked[0] ?? entry.text ?? '';
-  }
+    if (field.type === 'choices') return entry.text ? [...picked, entry.text] : picked;
+    if (field.type === 'boolean') return entry.selected[0] === 'Yes';
+    if (field.type === 'number') return Number(entry.text);
+    return picked[0] ?? entry.text ?? '';
+  };
+  // fromEntries: a field named "__proto__" stays a field of the content, never its prototype.
+  const content = Object.fromEntries(
+    fieldsOf(request).flatMap((field) => {
+      const entry = Object.hasOwn(answer, field.id) ? answer[field.id] : undefined;
+      return entry ? [[field.name, value(field, entry)]] : [];
+    }),
+  );
   return { action: 'accept', content };
 }

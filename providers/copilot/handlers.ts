@@ -95,7 +95,7 @@ export function copilotHandlers(ctx: RunnerContext, state: CopilotState) {
       if (card.status === 'pending') return never<UserInputResponse>();
       delete state.pendingAsk;
       ctx.saveState(state);
-      const response = classicResponse(card);
+      const response = classicResponse(card, request);
       ctx.log('tool', response.wasFreeform ? `User responded: ${response.answer}` : `User selected: ${response.answer}`, card.id);
       return response;
     } catch (err) {

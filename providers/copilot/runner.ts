@@ -163,7 +163,7 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
       if (card.status === 'pending') return never<void>();
       delete state.pendingAsk;
       ctx.saveState(state);
-      const response = classicResponse(card);
+      const response = classicResponse(card, pendingAsk.request);
       ctx.log('tool', response.wasFreeform ? `User responded: ${response.answer}` : `User selected: ${response.answer}`, card.id);
       return say(
         card.status === 'answered'

@@ -57,13 +57,16 @@ export function checkAnswer(card: Card, answer: Answer): Answer {
       throw new RelayError('unknown_question', `The card has no question "${id}" (questions: ${[...known].join(', ')}).`);
     }
   }
-  const canonical: Answer = {};
-  for (const q of card.questions) {
-    const entry = answer[q.id];
-    if (!entry) throw new RelayError('missing_answer', `Question "${q.id}" has no answer; every question needs one.`);
-    canonical[q.id] = checkEntry(card, q, entry);
-  }
-  return canonical;
+  // Own keys only, built with fromEntries: a question id such as "constructor" or
+  // "__proto__" (refused for new cards, see draft.ts) must never read or set what every
+  // object inherits.
+  return Object.fromEntries(
+    card.questions.map((q) => {
+      const entry = Object.hasOwn(answer, q.id) ? answer[q.id] : undefined;
+      if (!entry) throw new RelayError('missing_answer', `Question "${q.id}" has no answer; every question needs one.`);
+      return [q.id, checkEntry(card, q, entry)];
+    }),
+  );
 }
 
 export function sameAnswer(a: Answer, b: Answer): boolean {
@@ -71,7 +74,7 @@ export function sameAnswer(a: Answer, b: Answer): boolean {
   if (keys.length !== Object.keys(b).length) return false;
   return keys.every((k) => {
     const x = a[k];
-    const y = b[k];
+    const y = Object.hasOwn(b, k) ? b[k] : undefined;
     return (
       y !== undefined &&
       x.text === y.text &&

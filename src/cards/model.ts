@@ -6,6 +6,7 @@ export const LIMITS = {
   questions: 10,
   options: 20,
   textChars: 4000,
+  titleChars: 500,
   labelChars: 200,
   descriptionChars: 1000,
   headerChars: 60,

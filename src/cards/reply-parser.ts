@@ -1,5 +1,5 @@
 import { RelayError } from '../errors.js';
-import type { Answer, AnswerEntry, Card, Question } from './model.js';
+import { LIMITS, type Answer, type AnswerEntry, type Card, type Question } from './model.js';
 
 // What a person typed, read as the answer to a card: OpenClaw's plain-text rules
 // (DESIGN.md, "Plain-text replies"), used by every surface where a person types.
@@ -20,19 +20,62 @@ const fail = (message: string): never => {
   throw new RelayError('invalid_answer', message);
 };
 
+/** A reply over the answer limit is refused before any of it is read. */
+function checkLength(text: string): void {
+  if (text.length > LIMITS.answerTextChars) {
+    fail(`The reply is ${text.length} characters long; at most ${LIMITS.answerTextChars} are read. Shorten it.`);
+  }
+}
+
 function optionList(q: Question): string {
   return q.options.map((o, i) => `${i + 1}) ${o.label}`).join(', ');
 }
 
-/** The option a piece of text names: its label in any case, or its 1-based number. */
-function matchOption(q: Question, piece: string): string | undefined {
-  const v = piece.trim().toLowerCase();
-  if (!v) return undefined;
-  const byLabel = q.options.find((o) => o.label.trim().toLowerCase() === v);
-  if (byLabel) return byLabel.label;
+// A question's labels as a trie of their lowercased, trimmed spellings. Reading a list
+// walks it from each part on: a run of parts can spell a label only while it stays on the
+// trie, so no run is ever read further than the longest label (issue 13: trying every run
+// of parts made a reply's cost grow with the cube of its parts).
+interface Node {
+  next: Map<string, Node>;
+  /** The label spelled by the path to this node (the first option, should two spell it alike). */
+  label?: string;
+}
+
+function labelTrie(q: Question): Node {
+  const root: Node = { next: new Map() };
+  for (const option of q.options) {
+    let node = root;
+    const key = option.label.trim().toLowerCase();
+    // By UTF-16 unit, as walk() reads.
+    for (let i = 0; i < key.length; i++) {
+      const ch = key[i];
+      let child = node.next.get(ch);
+      if (!child) node.next.set(ch, (child = { next: new Map() }));
+      node = child;
+    }
+    node.label ??= option.label;
+  }
+  return root;
+}
+
+/** The node `text[from, to)` leads to from `node`, or undefined when it leaves the trie. */
+function walk(node: Node | undefined, text: string, from = 0, to = text.length): Node | undefined {
+  for (let i = from; node && i < to; i++) node = node.next.get(text[i]);
+  return node;
+}
+
+/** The option a 1-based number names; `v` is trimmed. */
+function byNumber(q: Question, v: string): string | undefined {
   if (!/^\d+$/.test(v)) return undefined;
   const n = Number(v);
   return n >= 1 && n <= q.options.length ? q.options[n - 1].label : undefined;
+}
+
+/** The option a piece of text names: its label in any case, or its 1-based number. */
+function matchOption(q: Question, trie: Node, piece: string): string | undefined {
+  const v = piece.trim().toLowerCase();
+  if (!v) return undefined;
+  return walk(trie, v)?.label ?? byNumber(q, v);
 }
 
 // A whitespace-free run that is a URL or a path keeps its inner "," ";" and ":".
@@ -43,47 +86,65 @@ function isProtected(token: string): boolean {
   return URL_LIKE.test(token) || PATH_LIKE.test(token);
 }
 
+/** A part of a list: `text[start, end)`, trimmed, never empty. */
 interface Part {
   start: number;
   end: number;
 }
 
+const SEPARATOR = /[,;\n]/;
+
 /** Splits on "," ";" and newlines, never inside a URL or a path; empty parts dropped. */
 function splitList(text: string): Part[] {
-  const kept = new Set<number>();
+  const kept = new Uint8Array(text.length);
   for (const m of text.matchAll(/\S+/g)) {
     if (!isProtected(m[0])) continue;
     // A separator that ends the token ("https://x.org, Red") still separates.
-    for (let i = m.index; i < m.index + m[0].length - 1; i++) kept.add(i);
+    kept.fill(1, m.index, m.index + m[0].length - 1);
   }
   const parts: Part[] = [];
   let start = 0;
   for (let i = 0; i <= text.length; i++) {
-    if (i === text.length || (/[,;\n]/.test(text[i]) && !kept.has(i))) {
-      if (text.slice(start, i).trim()) parts.push({ start, end: i });
+    if (i === text.length || (SEPARATOR.test(text[i]) && !kept[i])) {
+      const raw = text.slice(start, i);
+      const trimmed = raw.trim();
+      if (trimmed) {
+        const lead = raw.length - raw.trimStart().length;
+        parts.push({ start: start + lead, end: start + lead + trimmed.length });
+      }
       start = i + 1;
     }
   }
   return parts;
 }
 
-/** Reads a list: the longest run of consecutive parts that spells an option wins. */
-function readList(q: Question, text: string): { picked: string[]; rest: string[] } {
+/**
+ * Reads a list: the longest run of consecutive parts that spells an option wins. A run's
+ * lowercase spelling is its parts' lowercase spellings with the separators between them
+ * as typed (lowercasing does not reach across a separator), so each run extends the walk
+ * of the one before it.
+ */
+function readList(q: Question, trie: Node, text: string): { picked: string[]; rest: string[] } {
   const parts = splitList(text);
+  const lower = parts.map((p) => text.slice(p.start, p.end).toLowerCase());
   const picked: string[] = [];
   const rest: string[] = [];
   for (let i = 0; i < parts.length; ) {
-    let j = parts.length - 1;
-    let label: string | undefined;
-    for (; j >= i; j--) {
-      label = matchOption(q, text.slice(parts[i].start, parts[j].end));
-      if (label) break;
+    let node = walk(trie, lower[i]);
+    let label = node?.label ?? byNumber(q, lower[i]);
+    let last = i;
+    for (let j = i + 1; node && j < parts.length; j++) {
+      node = walk(walk(node, text, parts[j - 1].end, parts[j].start), lower[j]);
+      if (node?.label) {
+        label = node.label;
+        last = j;
+      }
     }
     if (label) {
       picked.push(label);
-      i = j + 1;
+      i = last + 1;
     } else {
-      rest.push(text.slice(parts[i].start, parts[i].end).trim());
+      rest.push(text.slice(parts[i].start, parts[i].end));
       i++;
     }
   }
@@ -104,12 +165,14 @@ function freeText(q: Question, text: string): AnswerEntry {
 
 /** The answer to one question from the text typed for it (no keys are read here). */
 export function parseEntry(card: Card, q: Question, text: string): AnswerEntry {
+  checkLength(text);
   const t = text.trim();
   if (!t) return fail(`The answer to question "${q.id}" is empty: give a number, a label or some text.`);
-  const whole = matchOption(q, t);
+  const trie = labelTrie(q);
+  const whole = matchOption(q, trie, t);
   if (whole) return { selected: [whole] };
 
-  const { picked, rest } = readList(q, t);
+  const { picked, rest } = readList(q, trie, t);
   const selected = inOptionOrder(q, picked);
   if (q.multiSelect) {
     if (!selected.length) return freeText(q, t);
@@ -132,15 +195,21 @@ interface Keyed {
 
 /** The question a line names before ":" or "=", with the rest of the line; undefined when it names none. */
 function readKey(card: Card, line: string): Keyed | undefined {
-  const m = /^\s*([^:=\n]+?)\s*([:=])(.*)$/.exec(line);
-  if (!m) return undefined;
-  const [, key, sep, value] = m;
+  // The key is everything before the first ":" or "=", trimmed. (Found by index: a lazy
+  // regex over the key cost the square of a long line without one.)
+  const at = line.search(/[:=]/);
+  if (at < 0) return undefined;
+  const key = line.slice(0, at).trim();
+  const sep = line[at];
+  const value = line.slice(at + 1);
+  // A lone \r or a line separator ends a line as the old pattern's `(.*)$` read it: no key then.
+  if (!key || /[\r\u2028\u2029]/.test(value)) return undefined;
   if (sep === ':' && /^(?:\/\/|[\\/])/.test(value)) return undefined; // https://…, C:\…, C:/…
   if (sep === ':' && /^\d+$/.test(key) && /^\d/.test(value)) return undefined; // 14:30
   if (isProtected(key)) return undefined; // /usr/bin:x
-  const k = key.trim().toLowerCase();
+  const k = key.toLowerCase();
   const question =
-    card.questions.find((q) => q.id === key.trim()) ??
+    card.questions.find((q) => q.id === key) ??
     card.questions.find((q) => q.id.toLowerCase() === k || q.header?.trim().toLowerCase() === k) ??
     (/^\d+$/.test(k) ? card.questions[Number(k) - 1] : undefined);
   return question ? { question, value } : undefined;
@@ -154,6 +223,7 @@ function missing(card: Card, answered: Set<Question>, how: string): never {
 
 /** Reads a whole plain-text reply to a card; throws invalid_answer with one sentence when it cannot. */
 export function parseReply(card: Card, text: string): Answer {
+  checkLength(text);
   const lines = text.split(/\r?\n/);
   const filled = lines.filter((l) => l.trim());
   if (!filled.length) return fail('The reply is empty: give a number, a label or some text.');
@@ -183,7 +253,9 @@ export function parseReply(card: Card, text: string): Answer {
     const key = keys[i];
     if (key) {
       current = key.question;
-      values.set(current, [...(values.get(current) ?? []), key.value]);
+      const list = values.get(current);
+      if (list) list.push(key.value);
+      else values.set(current, [key.value]);
     } else if (line.trim()) {
       if (!current) fail(`The line "${line.trim()}" names no question; start it with a question's id, header or number and ":" (questions: ${card.questions.map((q) => q.id).join(', ')}).`);
       values.get(current!)!.push(line);

@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { checkAnswer, sameAnswer } from '../cards/answer.js';
-import { normalizeQuestions } from '../cards/draft.js';
+import { normalizeQuestions, normalizeTitle } from '../cards/draft.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { CardFilter, CardStore } from '../store/store.js';
@@ -81,7 +81,7 @@ export class Relay {
       throw new RelayError('invalid_card', 'waitSeconds must be more than 0 and at most 7 days (604800).');
     }
     const now = this.clock.now();
-    const title = draft.title?.trim();
+    const title = normalizeTitle(draft.title);
     const card: Card = {
       id: cardIdFor(draft.sessionId, draft.toolCallId),
       sessionId: draft.sessionId ?? null,

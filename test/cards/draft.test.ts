@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { normalizeQuestions } from '../../src/cards/draft.js';
+import { normalizeQuestions, shownLabels } from '../../src/cards/draft.js';
 import { RelayError } from '../../src/errors.js';
 
 const refused = (fn: () => unknown) => {
@@ -87,5 +87,19 @@ describe('normalizeQuestions', () => {
     expect(refused(() => normalizeQuestions([{ text: 'X', field: { type: 'choice' } }], 'form')).message).toMatch(
       /choice field but has no options/,
     );
+  });
+});
+
+describe('shownLabels (provider-owned labels shaped to fit a card)', () => {
+  it('trims, cuts, names invisible labels by place, tells repeats apart and drops "Other", index for index', () => {
+    const long = 'L'.repeat(250);
+    expect(shownLabels([' Yes ', 'yes', '\u200b', 'Other', long, `${long}!`])).toEqual([
+      'Yes',
+      'yes (2)',
+      'Option 3',
+      undefined,
+      `${'L'.repeat(199)}…`,
+      `${'L'.repeat(195)}… (2)`,
+    ]);
   });
 });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { Card, QuestionInput } from '../../src/cards/model.js';
 import { parseReply } from '../../src/cards/reply-parser.js';
+import { parseReply as referenceParseReply } from './reply-parser-reference.js';
 import { RelayError } from '../../src/errors.js';
 import { cardOf } from '../support/card-fixture.js';
 
@@ -169,5 +170,54 @@ describe('parseReply, several questions', () => {
     expect(refusal(setup, '1\n2\n3\n4')).toBe('The reply has 4 lines for 3 questions: give one line per question, or key each line ("db: …").');
     expect(refusal(setup, 'sqlite\nlangs: 1\nname: x')).toContain('The line "sqlite" names no question');
     expect(refusal(setup, 'db: 1, 2\nlangs: 1\nname: x')).toBe('Question "db" takes one choice; 2 were picked.');
+  });
+});
+
+describe('parseReply reads every reply as the parser before issue 13 did', () => {
+  // The linear parser walks a trie where the old one tried every run of parts; on replies
+  // small enough for the old one, both must give the same answer or the same refusal.
+  // Seeded, so a failure repeats; the alphabet holds separators, spaces, a BOM (a space to
+  // trim() and case-ignorable), "İ" (lowercases to two units), "Σ" (final sigma), a URL
+  // and a path.
+  const ALPHABET = ['a', 'A', 'b', '1', '2', ',', ', ', ';', '\n', '\r', ' ', '\u2028', '\uFEFF', 'İ', 'i̇', 'Σ', 'σ', 'ς', ':', '=', 'https://x.org/a,b', '/p,q', 'C:\\d'];
+  let seed = 13;
+  const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+  const pick = <T,>(list: readonly T[]) => list[Math.floor(random() * list.length)];
+  const word = (max: number) => Array.from({ length: 1 + Math.floor(random() * max) }, () => pick(ALPHABET)).join('');
+
+  const outcome = (parse: (c: Card, t: string) => unknown, c: Card, text: string) => {
+    try {
+      return { answer: parse(c, text) };
+    } catch (err) {
+      if (!(err instanceof RelayError)) throw err;
+      return { code: err.code, message: err.message };
+    }
+  };
+
+  it('on 3000 generated cards and replies', () => {
+    let compared = 0;
+    for (let n = 0; n < 3000; n++) {
+      const questions: QuestionInput[] = Array.from({ length: 1 + Math.floor(random() * 2) }, (_, i) => {
+        const labels = [...new Set(Array.from({ length: Math.floor(random() * 5) }, () => (random() < 0.2 ? String(1 + Math.floor(random() * 3)) : word(6).trim())).filter((l) => l && !/^[\s\uFEFF]*$/.test(l)))];
+        const unique = labels.filter((l, k) => labels.findIndex((x) => x.toLowerCase() === l.toLowerCase()) === k);
+        return { id: `q${i + 1}`, ...(random() < 0.3 ? { header: pick(['H', 'Σ', 'a']) + i } : {}), text: 'Q?', options: unique, multiSelect: unique.length >= 2 && random() < 0.6 };
+      });
+      let c: Card;
+      try {
+        c = cardOf(questions, { selectSeveral: random() < 0.3 });
+      } catch {
+        continue; // a card the relay would refuse
+      }
+      const label = () => {
+        const options = pick(c.questions).options;
+        if (!options.length) return word(3);
+        const k = Math.floor(random() * options.length);
+        return pick([options[k].label, options[k].label.toUpperCase(), options[k].label.toLowerCase(), String(k + 1)]);
+      };
+      const text = Array.from({ length: 1 + Math.floor(random() * 8) }, () => (random() < 0.4 ? label() : word(4))).join(pick([',', ', ', ';', '\n', ' ']));
+      expect(outcome(parseReply, c, text), JSON.stringify({ options: c.questions.map((q) => q.options.map((o) => o.label)), text })).toEqual(outcome(referenceParseReply, c, text));
+      compared++;
+    }
+    expect(compared).toBeGreaterThan(2000);
   });
 });
