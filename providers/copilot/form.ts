@@ -33,6 +33,8 @@ interface Field {
   name: string;
   id: string;
   type: FieldType;
+  /** The schema wants an array (also when the card could not offer several picks): typed text is split on commas. */
+  list: boolean;
   /** Option label → the value the schema wants (an enum value or a const). */
   values: Map<string, string>;
   question: QuestionInput;
@@ -56,20 +58,23 @@ function choicesOf(schema: FieldSchema): { label: string; value: string }[] {
 function fieldsOf(request: ElicitationRequest): Field[] {
   return Object.entries(request.requestedSchema?.properties ?? {}).map(([name, schema], i) => {
     const choices = choicesOf(schema);
-    const type: FieldType =
-      schema.type === 'array' ? 'choices'
-      : schema.type === 'boolean' ? 'boolean'
-      : schema.type === 'number' || schema.type === 'integer' ? 'number'
-      : choices.length ? 'choice' : 'string';
     const label = shownText(schema.title, 12, shownText(name, 12, `Field ${i + 1}`));
     const id = fieldId(name, i);
     // The runtime owns this schema: texts are cut and labels shaped (shownLabels), never refused.
     const labels = shownLabels(choices.map((c) => c.label));
     const shown = choices.flatMap((c, k) => (labels[k] === undefined ? [] : [{ label: labels[k], value: c.value }])).slice(0, LIMITS.options);
+    // A list needs two options to pick several; with fewer it is one pick or typed text
+    // (split on commas), and a choice with nothing to pick from is typed in.
+    const type: FieldType =
+      schema.type === 'array' ? (shown.length >= 2 ? 'choices' : shown.length ? 'choice' : 'string')
+      : schema.type === 'boolean' ? 'boolean'
+      : schema.type === 'number' || schema.type === 'integer' ? 'number'
+      : shown.length ? 'choice' : 'string';
     return {
       name,
       id,
       type,
+      list: schema.type === 'array',
       values: new Map(shown.map((c) => [c.label, c.value])),
       question: {
         id,
@@ -109,6 +114,7 @@ export function formResult(request: ElicitationRequest, card: Card): Elicitation
     if (field.type === 'choices') return entry.text ? [...picked, entry.text] : picked;
     if (field.type === 'boolean') return entry.selected[0] === 'Yes';
     if (field.type === 'number') return Number(entry.text);
+    if (field.list) return [...picked, ...(entry.text ?? '').split(',').map((v) => v.trim()).filter(Boolean)];
     return picked[0] ?? entry.text ?? '';
   };
   // fromEntries: a field named "__proto__" stays a field of the content, never its prototype.

@@ -62,3 +62,18 @@ it('a skip declines; an expiry or a stop cancels', () => {
   expect(formResult(request, card('expired'))).toEqual({ action: 'cancel' });
   expect(formResult(request, card('cancelled'))).toEqual({ action: 'cancel' });
 });
+
+it('a list with fewer than two choices is still a card: one pick, or typed text split on commas, sent back as a list', () => {
+  const lists: ElicitationRequest = {
+    message: 'Tags',
+    requestedSchema: { properties: { tags: { type: 'array' }, only: { type: 'array', items: { enum: ['one'] } } } },
+  };
+  const draft = formCardDraft(lists);
+  const questions = normalizeQuestions(draft.questions, 'form'); // the relay takes it (found by the fuzz suite: it refused both)
+  expect(questions.map((q) => [q.id, q.field?.type, q.options.map((o) => o.label), q.multiSelect])).toEqual([
+    ['tags', 'string', [], false],
+    ['only', 'choice', ['one'], false],
+  ]);
+  const answered: Card = { ...card('answered'), questions, answer: { tags: { selected: [], text: 'red, green ,, blue' }, only: { selected: ['one'] } } };
+  expect(formResult(lists, answered)).toEqual({ action: 'accept', content: { tags: ['red', 'green', 'blue'], only: ['one'] } });
+});
