@@ -174,8 +174,9 @@ describe('fuzz: MCP tool calls', () => {
   );
 
   test('the properties reached real cards, not only refusals', () => {
-    expect(opened['/mcp']).toBeGreaterThan(FUZZ_RUNS / 20);
-    expect(opened['/mcp/openclaw']).toBeGreaterThan(FUZZ_RUNS / 20);
-    expect(opened.answered).toBeGreaterThan(FUZZ_RUNS / 100);
+    // About 6 %, 10 % and 2 % of the calls at 2,000 runs; well below that means the generators drifted.
+    expect(opened['/mcp']).toBeGreaterThan(FUZZ_RUNS / 50);
+    expect(opened['/mcp/openclaw']).toBeGreaterThan(FUZZ_RUNS / 50);
+    expect(opened.answered).toBeGreaterThan(FUZZ_RUNS / 500);
   });
 });
