@@ -177,7 +177,7 @@ async function relay(dataDir: string): Promise<void> {
   if (process.env.BENCH_PUSH_SILENT) console.warn = () => {};
   // BENCH_RELAY_ENV: more settings for this relay as JSON (the channel benchmark's chat platforms).
   const extra = JSON.parse(process.env.BENCH_RELAY_ENV ?? '{}') as Record<string, string>;
-  const config = serveConfig({ port: '0', data: dataDir }, { ASKRELAY_TOKEN: 'bench', ...extra });
+  const config = serveConfig({ port: '0', data: dataDir }, { ASKRELAY_TOKEN: 'bench-token-0123456789abcdef', ...extra });
   let running: RunningRelay = await startRelay(config);
   let serial = 0;
   send({ ok: true, url: running.url, token: running.token });

@@ -11,7 +11,7 @@ import { deliver, startFakeSlack, type FakeSlack } from '../fakes/slack-api.js';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram-api.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startChannelHarness, stopHarnessAndFake, type ChannelHarness } from '../support/channel-harness.js';
-import { anyJson, FUZZ_TIMEOUT_MS, hostileText, replyFrom, runs } from './fuzz-support.js';
+import { anyJson, FUZZ_TIMEOUT_MS, hostileText, replyFrom, reportSlowestCases, runs } from './fuzz-support.js';
 
 // Each chat platform's inbound payloads, generated and delivered the way the platform
 // delivers them (signed webhooks for Slack, Discord and Mattermost; getUpdates for Telegram),
@@ -19,6 +19,8 @@ import { anyJson, FUZZ_TIMEOUT_MS, hostileText, replyFrom, runs } from './fuzz-s
 // answerer or from someone who is not one, on a live card or on made-up ids. Whatever
 // arrives: no 5xx, the card stays a valid card, only the answerer ever changes it, and a
 // change is an answer recorded as that answerer's.
+
+reportSlowestCases();
 
 const CARDS: CardDraft[] = [
   { questions: [{ id: 'db', header: 'Database', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }] },

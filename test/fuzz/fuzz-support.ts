@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { expect } from 'vitest';
+import { afterAll, afterEach, beforeEach, expect } from 'vitest';
 import { errorTable } from '../../src/errors.js';
 
 // What every fuzz property shares: how many cases it runs, the generators of hostile text,
@@ -9,6 +9,27 @@ import { errorTable } from '../../src/errors.js';
 
 export const FUZZ_RUNS = Number(process.env.FUZZ_RUNS ?? 2000);
 const seed = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
+
+/**
+ * With FUZZ_REPORT=1, prints each property's case count and its slowest case when the file
+ * ends. @fast-check/vitest runs beforeEach/afterEach around every case, so each is timed.
+ */
+export function reportSlowestCases(): void {
+  if (process.env.FUZZ_REPORT !== '1') return;
+  const cases = new Map<string, { count: number; slowestMs: number }>();
+  let started = 0;
+  beforeEach(() => {
+    started = performance.now();
+  });
+  afterEach(() => {
+    const name = expect.getState().currentTestName ?? '?';
+    const entry = cases.get(name) ?? { count: 0, slowestMs: 0 };
+    cases.set(name, { count: entry.count + 1, slowestMs: Math.max(entry.slowestMs, performance.now() - started) });
+  });
+  afterAll(() => {
+    for (const [name, { count, slowestMs }] of cases) console.log(`fuzz: ${count} cases, slowest ${slowestMs.toFixed(1)} ms — ${name}`);
+  });
+}
 
 /** fast-check parameters for one property; the generous timeout is for 10,000 cases over HTTP. */
 export const runs = (): { numRuns: number; seed?: number } => ({ numRuns: FUZZ_RUNS, ...(seed !== undefined ? { seed } : {}) });

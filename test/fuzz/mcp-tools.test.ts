@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { DB_FILE } from '../../src/start.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { anyJson, FUZZ_RUNS, FUZZ_TIMEOUT_MS, hostileText, PROTO_NAMES, replyFrom, runs } from './fuzz-support.js';
+import { anyJson, FUZZ_RUNS, FUZZ_TIMEOUT_MS, hostileText, PROTO_NAMES, replyFrom, reportSlowestCases, runs } from './fuzz-support.js';
 
 // Generated tool calls from a real MCP SDK client over Streamable HTTP: ask_user in the
 // Cursor dialect (/mcp) and the OpenClaw dialect (/mcp/openclaw), and the relay tool
@@ -15,6 +15,8 @@ import { anyJson, FUZZ_RUNS, FUZZ_TIMEOUT_MS, hostileText, PROTO_NAMES, replyFro
 // opens a card, which a generated human closes at once (approvals are always denied: no
 // session is ever started). Every call ends in a tool result (an error result is a sentence
 // the model can read), never a protocol error, and a refused call changes no card.
+
+reportSlowestCases();
 
 let relay: TestRelay;
 let db: Database.Database;

@@ -10,7 +10,7 @@ import type { Answer, Card, CardDraft } from '../../src/cards/model.js';
 import { RelayError, errorTable } from '../../src/errors.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { anyJson, FUZZ_TIMEOUT_MS, hostileText, runs } from './fuzz-support.js';
+import { anyJson, FUZZ_TIMEOUT_MS, hostileText, reportSlowestCases, runs } from './fuzz-support.js';
 
 // Each provider's question tool input, as the model (or Copilot's runtime) could send it,
 // through the provider's adapter into a real relay core on a real SQLite file, answered (or
@@ -20,6 +20,8 @@ import { anyJson, FUZZ_TIMEOUT_MS, hostileText, runs } from './fuzz-support.js';
 // Provider-owned tools (Claude's AskUserQuestion, Copilot's built-in ask_user in both
 // variants) are taken as the provider hands them: whatever their adapter accepts must become
 // a card. askrelay's own ask_user may still be refused by the relay, with a documented code.
+
+reportSlowestCases();
 
 let dir: string;
 let store: SqliteStore;
