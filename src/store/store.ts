@@ -43,3 +43,26 @@ export interface CardStore {
   pendingDeadlines(): PendingDeadline[];
   close(): void;
 }
+
+type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : T[K] };
+
+/**
+ * The card store as a networked database serves it: every call a promise. PostgreSQL
+ * (src/store/postgres/) implements it; the relay core moves onto it next (issue 14), and
+ * the embedded store joins through asyncCards until then.
+ */
+export type AsyncCardStore = Async<CardStore>;
+
+/** The synchronous store behind the asynchronous interface (the same semantics, resolved at once). */
+export function asyncCards(store: CardStore): AsyncCardStore {
+  return {
+    insertCard: async (card) => store.insertCard(card),
+    getCard: async (id) => store.getCard(id),
+    listCards: async (filter) => store.listCards(filter),
+    closeCard: async (id, close) => store.closeCard(id, close),
+    answerKey: async (id) => store.answerKey(id),
+    expireOverdue: async (now) => store.expireOverdue(now),
+    pendingDeadlines: async () => store.pendingDeadlines(),
+    close: async () => store.close(),
+  };
+}

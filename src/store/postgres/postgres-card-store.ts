@@ -1,0 +1,106 @@
+import pg from 'pg';
+import type { Card } from '../../cards/model.js';
+import { migrate } from './migrations.js';
+import type { AsyncCardStore, CardClose, CardFilter, CloseResult, PendingDeadline } from '../store.js';
+
+// The cards in PostgreSQL, with the SQLite store's semantics (src/store/sqlite-store.ts).
+// A card changes only through closeCard: an UPDATE … WHERE status = 'pending' is the
+// compare-and-set, so whichever node commits first wins and every other sees changed:false
+// with the winner's card. The card's JSON is kept as text, exactly as the relay wrote it.
+
+const parse = (data: string) => JSON.parse(data) as Card;
+
+export class PostgresCardStore implements AsyncCardStore {
+  /** The pool is the store's: close() ends it. */
+  constructor(private readonly pool: pg.Pool) {}
+
+  /** Connects to `url`, applies the migrations the database lacks and returns the store. */
+  static async open(url: string): Promise<PostgresCardStore> {
+    const pool = new pg.Pool({ connectionString: url });
+    try {
+      await migrate(pool);
+    } catch (err) {
+      await pool.end();
+      throw err;
+    }
+    return new PostgresCardStore(pool);
+  }
+
+  async insertCard(card: Card): Promise<{ card: Card; created: boolean }> {
+    const inserted = await this.pool.query(
+      `INSERT INTO cards (id, session_id, status, created_at, expires_at, data)
+       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
+      [card.id, card.sessionId, card.status, Date.parse(card.createdAt), Date.parse(card.expiresAt), JSON.stringify(card)],
+    );
+    if (inserted.rowCount === 1) return { card, created: true };
+    return { card: (await this.getCard(card.id))!, created: false };
+  }
+
+  async getCard(id: string): Promise<Card | undefined> {
+    const { rows } = await this.pool.query<{ data: string }>('SELECT data FROM cards WHERE id = $1', [id]);
+    return rows[0] ? parse(rows[0].data) : undefined;
+  }
+
+  async listCards(filter: CardFilter = {}): Promise<Card[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    if (filter.status) where.push(`status = $${params.push(filter.status)}`);
+    if (filter.sessionId) where.push(`session_id = $${params.push(filter.sessionId)}`);
+    const direction = filter.order === 'newest' ? 'DESC' : 'ASC';
+    const limit = filter.limit !== undefined ? `LIMIT $${params.push(filter.limit)}` : '';
+    const { rows } = await this.pool.query<{ data: string }>(
+      `SELECT data FROM cards ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at ${direction}, seq ${direction} ${limit}`,
+      params,
+    );
+    return rows.map((r) => parse(r.data));
+  }
+
+  async closeCard(id: string, close: CardClose): Promise<CloseResult | undefined> {
+    const current = await this.getCard(id);
+    if (!current) return undefined;
+    if (current.status !== 'pending') return { changed: false, card: current };
+    // A pending card's JSON changes only here, so the compare-and-set on its status is enough.
+    const { idempotencyKey, ...fields } = close;
+    const card: Card = { ...current, ...fields };
+    const updated = await this.pool.query(`UPDATE cards SET status = $2, answer_key = $3, data = $4 WHERE id = $1 AND status = 'pending'`, [
+      id,
+      card.status,
+      idempotencyKey ?? null,
+      JSON.stringify(card),
+    ]);
+    if (updated.rowCount === 1) return { changed: true, card };
+    return { changed: false, card: (await this.getCard(id))! };
+  }
+
+  async answerKey(id: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ answer_key: string | null }>('SELECT answer_key FROM cards WHERE id = $1', [id]);
+    return rows[0]?.answer_key ?? undefined;
+  }
+
+  async expireOverdue(now: number): Promise<Card[]> {
+    const { rows } = await this.pool.query<{ id: string; data: string; expires_at: string }>(
+      `SELECT id, data, expires_at FROM cards WHERE status = 'pending' AND expires_at <= $1 ORDER BY expires_at, seq`,
+      [now],
+    );
+    if (!rows.length) return [];
+    const expired = rows.map((r) => ({ ...parse(r.data), status: 'expired' as const, closedAt: new Date(Number(r.expires_at)).toISOString() }));
+    // One statement for all of them; a card another node closed meanwhile is left as that node left it.
+    const { rows: won } = await this.pool.query<{ id: string }>(
+      `UPDATE cards SET status = 'expired', data = v.data
+       FROM unnest($1::text[], $2::text[]) AS v(id, data)
+       WHERE cards.id = v.id AND cards.status = 'pending' RETURNING cards.id`,
+      [expired.map((c) => c.id), expired.map((c) => JSON.stringify(c))],
+    );
+    const ids = new Set(won.map((r) => r.id));
+    return expired.filter((c) => ids.has(c.id));
+  }
+
+  async pendingDeadlines(): Promise<PendingDeadline[]> {
+    const { rows } = await this.pool.query<{ id: string; expires_at: string }>(`SELECT id, expires_at FROM cards WHERE status = 'pending'`);
+    return rows.map((r) => ({ id: r.id, expiresAt: Number(r.expires_at) }));
+  }
+
+  async close(): Promise<void> {
+    await this.pool.end();
+  }
+}
