@@ -34,6 +34,18 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX cards_created ON cards (created_at, seq);
     `,
   },
+  {
+    version: 5,
+    name: 'settings',
+    // What every node sharing the database must agree on: the relay token, keys.
+    sql: `
+      CREATE TABLE relay_settings (
+        name       TEXT PRIMARY KEY,
+        value      TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes to migrate. */

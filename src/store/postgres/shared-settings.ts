@@ -1,0 +1,21 @@
+import type pg from 'pg';
+
+// Settings that every node on one database must share (the relay token, the keys): the
+// first node to need one makes it and keeps it in the database, and every later node, or
+// one starting at the same moment, reads that one. INSERT … ON CONFLICT DO NOTHING makes
+// the first writer win without a lock.
+
+export interface SharedSetting {
+  value: string;
+  /** Whether this call made it (the first node), or found it made by another. */
+  made: boolean;
+}
+
+/** The setting `name`: the stored one, else `make()`'s value, stored for every other node. */
+export async function sharedSetting(pool: pg.Pool, name: string, make: () => string, now = Date.now()): Promise<SharedSetting> {
+  const candidate = make();
+  const inserted = await pool.query('INSERT INTO relay_settings (name, value, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [name, candidate, now]);
+  if (inserted.rowCount === 1) return { value: candidate, made: true };
+  const { rows } = await pool.query<{ value: string }>('SELECT value FROM relay_settings WHERE name = $1', [name]);
+  return { value: rows[0].value, made: false };
+}
