@@ -46,6 +46,27 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 6,
+    name: 'leases and nodes',
+    // Work with one owner (a session's runner, a channel's outbox, the push queue, the audit
+    // writer) is held by a lease; every node says it is alive with a heartbeat.
+    sql: `
+      CREATE TABLE leases (
+        name       TEXT PRIMARY KEY,
+        holder     TEXT NOT NULL,
+        expires_at BIGINT NOT NULL,
+        fence      BIGINT NOT NULL
+      );
+      CREATE TABLE nodes (
+        id           TEXT PRIMARY KEY,
+        url          TEXT,
+        started_at   BIGINT NOT NULL,
+        heartbeat_at BIGINT NOT NULL,
+        holds        TEXT NOT NULL DEFAULT '{}'
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes to migrate. */
