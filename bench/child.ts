@@ -188,7 +188,7 @@ async function relay(dataDir: string): Promise<void> {
         // Straight through the relay core (no HTTP): the same create() the API route calls,
         // with the same validation, store insert, deadline and event.
         const start = performance.now();
-        while (running.relay.pendingCount < msg.pending) running.relay.create(benchDraft(`fill ${serial++}`));
+        while (running.relay.pendingCount < msg.pending) await running.relay.create(benchDraft(`fill ${serial++}`));
         return { ok: true, pending: running.relay.pendingCount, ms: performance.now() - start };
       }
       case 'warm': {
@@ -196,8 +196,8 @@ async function relay(dataDir: string): Promise<void> {
         // so the memory baseline already holds compiled code, prepared statements and caches.
         const start = performance.now();
         for (let i = 0; i < msg.cards; i++) {
-          const card = running.relay.create(benchDraft(`warm ${serial++}`));
-          running.relay.answer(card.id, BENCH_ANSWER);
+          const card = await running.relay.create(benchDraft(`warm ${serial++}`));
+          await running.relay.answer(card.id, BENCH_ANSWER);
         }
         return { ok: true, pending: running.relay.pendingCount, ms: performance.now() - start };
       }
@@ -230,8 +230,8 @@ async function relay(dataDir: string): Promise<void> {
           ecdh.generateKeys();
           return { endpoint: `https://push.example/${i}`, keys: { p256dh: ecdh.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') } };
         });
-        const card = running.relay.create(benchDraft(`encrypt ${serial++}`));
-        running.relay.answer(card.id, BENCH_ANSWER);
+        const card = await running.relay.create(benchDraft(`encrypt ${serial++}`));
+        await running.relay.answer(card.id, BENCH_ANSWER);
         const payload = JSON.stringify(cardPayload(card));
         const msPerRound: number[] = [];
         for (let r = 0; r < msg.rounds; r++) {

@@ -18,6 +18,7 @@ import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
 import { loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
 import { SqliteStore } from './store/sqlite-store.js';
+import { asyncCards } from './store/store.js';
 
 // The composition root: the store, the relay core, the session manager with every
 // provider, and the HTTP surface, wired together and listening.
@@ -52,7 +53,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const vapid = loadOrCreateVapidKeys(config.dataDir);
   const store = new SqliteStore(join(config.dataDir, DB_FILE), { auditKey });
   notices.push(store.audit.keyedNotice);
-  const relay = new Relay({ store, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
+  const relay = new Relay({ store: asyncCards(store), waits: { default: config.waitMs, extension: config.waitExtensionMs } });
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
   const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig });
@@ -69,7 +70,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   channels.listen();
   // Audited from the first event on: cards that expired while the relay was down included.
   auditCardEvents(relay.events, store.audit);
-  const { expired, pending } = relay.start();
+  const { expired, pending } = await relay.start();
   const sessions = new SessionManager({
     relay,
     access,
@@ -117,7 +118,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const reach = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : host;
   sessions.relayUrl = `http://${reach}:${port}/`;
   // Posting (and polling) starts once the relay can take the callbacks.
-  channels.start();
+  await channels.start();
 
   return {
     url: `http://${host}:${port}/`,

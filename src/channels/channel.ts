@@ -51,14 +51,14 @@ export type InboundOutcome =
 /** What channels call when people act: the shared rules (who may answer, repeats, parsing). */
 export interface ChannelInbox {
   /** A tap on option `option` (0-based) of the card's only question. */
-  tap(action: InboundAction & { option: number }): InboundOutcome;
+  tap(action: InboundAction & { option: number }): Promise<InboundOutcome>;
   /** Typed text, read with the plain-text reply parser. */
-  reply(action: InboundAction & { text: string }): InboundOutcome;
+  reply(action: InboundAction & { text: string }): Promise<InboundOutcome>;
   /**
    * Before asking someone for typed text (Telegram's Other…, Discord's Reply… form):
    * undefined when they may answer the open card; otherwise why not (a refusal is audited).
    */
-  beforePrompt(action: InboundAction): Exclude<InboundOutcome, { kind: 'answered' | 'ignored' }> | undefined;
+  beforePrompt(action: InboundAction): Promise<Exclude<InboundOutcome, { kind: 'answered' | 'ignored' }> | undefined>;
   /** The card a message of this channel belongs to (its card message or a prompt about it). */
   cardOfMessage(message: string): string | undefined;
   /** Remembers a further message about a card (Telegram's forced-reply prompt). */
@@ -67,7 +67,7 @@ export interface ChannelInbox {
   recall(key: string): string | undefined;
   remember(key: string, value: string): void;
   /** The card as it stands (undefined when unknown). */
-  card(cardId: string): Card | undefined;
+  card(cardId: string): Promise<Card | undefined>;
 }
 
 export interface Channel {

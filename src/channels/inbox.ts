@@ -37,9 +37,9 @@ export class Inbox implements ChannelInbox {
     this.answerers = new Set(options.answerers);
   }
 
-  tap({ user, cardId, option }: InboundAction & { option: number }): InboundOutcome {
+  async tap({ user, cardId, option }: InboundAction & { option: number }): Promise<InboundOutcome> {
     if (this.repeated(`${user}\0${cardId}\0tap\0${option}`)) return { kind: 'ignored' };
-    return this.act(user, cardId, (who, card) => {
+    return this.act(user, cardId, async (who, card) => {
       const q = card.questions[0];
       const picked = q?.options[option];
       if (!picked || card.questions.length !== 1) {
@@ -50,13 +50,13 @@ export class Inbox implements ChannelInbox {
     });
   }
 
-  reply({ user, cardId, text }: InboundAction & { text: string }): InboundOutcome {
+  async reply({ user, cardId, text }: InboundAction & { text: string }): Promise<InboundOutcome> {
     if (this.repeated(`${user}\0${cardId}\0reply\0${text}`)) return { kind: 'ignored' };
     return this.act(user, cardId, (who) => this.options.access.reply(who, cardId, text), text);
   }
 
-  beforePrompt({ user, cardId }: InboundAction): Exclude<InboundOutcome, { kind: 'answered' | 'ignored' }> | undefined {
-    const outcome = this.act(user, cardId, (_who, card) => card);
+  async beforePrompt({ user, cardId }: InboundAction): Promise<Exclude<InboundOutcome, { kind: 'answered' | 'ignored' }> | undefined> {
+    const outcome = await this.act(user, cardId, async (_who, card) => card);
     return outcome.kind === 'answered' || outcome.kind === 'ignored' ? undefined : outcome;
   }
 
@@ -76,7 +76,7 @@ export class Inbox implements ChannelInbox {
     this.options.store.remember(this.options.channel, key, value);
   }
 
-  card(cardId: string): Card | undefined {
+  card(cardId: string): Promise<Card | undefined> {
     return this.options.access.relay.find(cardId);
   }
 
@@ -84,8 +84,8 @@ export class Inbox implements ChannelInbox {
     return this.anyone || this.answerers.has(user);
   }
 
-  private act(user: string, cardId: string, answer: (who: Principal, card: Card) => Card, typed?: string): InboundOutcome {
-    const card = this.card(cardId);
+  private async act(user: string, cardId: string, answer: (who: Principal, card: Card) => Promise<Card>, typed?: string): Promise<InboundOutcome> {
+    const card = await this.card(cardId);
     if (!card) return { kind: 'closed', notice: 'This question is no longer known to the relay.' };
     const who: Principal = { kind: 'human', id: `${this.options.channel}:${user}`, surface: this.options.channel };
     if (!this.mayAnswer(user)) {
@@ -94,10 +94,10 @@ export class Inbox implements ChannelInbox {
     }
     if (card.status !== 'pending') return { kind: 'closed', notice: closedNotice(card) };
     try {
-      return { kind: 'answered', card: answer(who, card) };
+      return { kind: 'answered', card: await answer(who, card) };
     } catch (err) {
       if (!(err instanceof RelayError)) throw err;
-      const current = this.card(cardId);
+      const current = await this.card(cardId);
       if (current && current.status !== 'pending') return { kind: 'closed', notice: closedNotice(current) };
       return { kind: 'invalid', notice: unechoed(err.message, typed) };
     }

@@ -54,7 +54,7 @@ export class Outbox {
    * After a start: posts the open cards this channel never showed and closes the messages
    * of cards that closed while the relay was down (queued jobs are kept as they are).
    */
-  recover(pending: Card[]): void {
+  async recover(pending: Card[]): Promise<void> {
     const now = this.options.clock.now();
     for (const card of pending) {
       if ((this.options.routes?.(card) ?? true) && !this.options.store.messageOf(this.id, card.id)) {
@@ -62,7 +62,7 @@ export class Outbox {
       }
     }
     for (const cardId of this.options.store.openCards(this.id)) {
-      if (this.options.relay.find(cardId)?.status !== 'pending') this.options.store.enqueue(this.id, cardId, 'close', now);
+      if ((await this.options.relay.find(cardId))?.status !== 'pending') this.options.store.enqueue(this.id, cardId, 'close', now);
     }
     this.deliver();
   }
@@ -118,8 +118,8 @@ export class Outbox {
 
   private async run(job: OutboxJob): Promise<void> {
     const { channel, relay, store } = this.options;
-    const card = relay.find(job.cardId);
     try {
+      const card = await relay.find(job.cardId);
       if (job.action === 'post') {
         // A card that closed before its message went out needs no message (nor an edit).
         if (!card || card.status !== 'pending' || store.messageOf(this.id, job.cardId)) {
@@ -129,7 +129,7 @@ export class Outbox {
         const ref = await this.timed(channel.post(card));
         if (this.abandoned) return;
         store.posted(this.id, card.id, ref);
-        if (relay.find(card.id)?.status !== 'pending') store.enqueue(this.id, card.id, 'close', this.options.clock.now());
+        if ((await relay.find(card.id))?.status !== 'pending') store.enqueue(this.id, card.id, 'close', this.options.clock.now());
         return;
       }
       const message = store.messageOf(this.id, job.cardId);

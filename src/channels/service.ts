@@ -135,13 +135,13 @@ export class Channels {
   }
 
   /** Catches up with what happened while the relay was down, and starts receiving. */
-  start(): void {
+  async start(): Promise<void> {
     this.started = true;
     // No channel, no scan: a relay without chat channels starts as fast as before.
     if (!this.running.length) return;
-    const pending = this.options.access.relay.list({ status: 'pending' });
+    const pending = await this.options.access.relay.list({ status: 'pending' });
     for (const { channel, inbox, outbox } of this.running) {
-      outbox.recover(pending);
+      await outbox.recover(pending);
       channel.start(inbox);
     }
   }

@@ -96,6 +96,11 @@ export function askDialect<Result, Failure>(
 export class CallWaits<Result, Failure> {
   private readonly waiting = new Map<string, number>();
   private readonly graceTimers = new Set<NodeJS.Timeout>();
+  /**
+   * Calls with the same arguments find-or-open their card one at a time: reads are
+   * asynchronous now, and two identical calls must not both take over one card.
+   */
+  private opening: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly relay: Relay,
@@ -113,16 +118,22 @@ export class CallWaits<Result, Failure> {
     const drafted = this.dialect.toCardDraft(call.arguments);
     if (!drafted.ok) return this.dialect.toToolError(drafted.error);
     let card: Card;
+    const hash = callHash(call);
+    // Found or opened, and counted as waited on, before the next call looks.
+    const turn = this.opening.then(async () => {
+      const found = (await this.attach(call, hash)) ?? (await this.open(call, hash, drafted.draft));
+      this.waiting.set(found.id, (this.waiting.get(found.id) ?? 0) + 1);
+      return found;
+    });
+    this.opening = turn.catch(() => {});
     try {
-      const hash = callHash(call);
-      card = this.attach(call, hash) ?? this.open(call, hash, drafted.draft);
+      card = await turn;
     } catch (err) {
       if (err instanceof RelayError) return this.dialect.toToolError(err.message);
       throw err;
     }
     const stopProgress = this.startProgress(call, card.id);
     const signal = AbortSignal.any([call.cancelled, call.gone]);
-    this.waiting.set(card.id, (this.waiting.get(card.id) ?? 0) + 1);
     try {
       card = await this.relay.settle(card.id, signal);
     } finally {
@@ -132,7 +143,7 @@ export class CallWaits<Result, Failure> {
       else this.waiting.delete(card.id);
     }
     if (card.status === 'pending') {
-      if (call.cancelled.aborted && !call.gone.aborted) card = this.relay.cancel(card.id);
+      if (call.cancelled.aborted && !call.gone.aborted) card = await this.relay.cancel(card.id);
       else this.cancelLater(card.id);
     }
     if (card.status === 'pending') return this.dialect.toToolError('The client went away before the card was answered.');
@@ -149,12 +160,12 @@ export class CallWaits<Result, Failure> {
   }
 
   /** An earlier call's card this call takes over, if any (see the top of this file). */
-  private attach(call: ToolCall, hash: string): Card | undefined {
+  private async attach(call: ToolCall, hash: string): Promise<Card | undefined> {
     const candidates = this.calls.open(this.dialect.PROVIDER, hash, call.clientKey);
     for (const { cardId, clientKey } of candidates) {
       const sameClient = call.clientKey !== undefined && clientKey === call.clientKey;
       if (!sameClient && this.waiting.has(cardId)) continue;
-      const card = this.relay.find(cardId);
+      const card = await this.relay.find(cardId);
       if (!card || card.status === 'cancelled') continue;
       // A card closed while its client was away is handed over within the grace; a question
       // asked again much later is asked again.
@@ -164,9 +175,9 @@ export class CallWaits<Result, Failure> {
   }
 
   /** A new card for the call; the same request re-sent on the same MCP session gets the same one. */
-  private open(call: ToolCall, hash: string, draft: CardDraft): Card {
+  private async open(call: ToolCall, hash: string, draft: CardDraft): Promise<Card> {
     // Without an MCP session there is no request to recognise again: a fresh id.
-    const card = this.relay.create({
+    const card = await this.relay.create({
       ...draft,
       ...(call.mcpSessionId ? { toolCallId: `mcp:${call.mcpSessionId}:${typeof call.requestId}:${call.requestId}:${hash}` } : {}),
       sessionId: call.sessionId ?? null,
@@ -197,11 +208,8 @@ export class CallWaits<Result, Failure> {
     const timer = setTimeout(() => {
       this.graceTimers.delete(timer);
       if (this.waiting.has(cardId)) return;
-      try {
-        this.relay.cancel(cardId);
-      } catch {
-        // The store may be closed already (shutdown); the card then waits for its deadline.
-      }
+      // The store may be closed already (shutdown); the card then waits for its deadline.
+      this.relay.cancel(cardId).catch(() => {});
     }, this.timing.reattachGraceMs);
     timer.unref();
     this.graceTimers.add(timer);

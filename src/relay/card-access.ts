@@ -19,19 +19,19 @@ export class CardAccess {
   ) {}
 
   /** A card asked by `who`; an agent's card belongs to its session. */
-  create(who: Principal, draft: CardDraft): Card {
+  create(who: Principal, draft: CardDraft): Promise<Card> {
     const sessionId = who.kind === 'agent' ? who.sessionId : (draft.sessionId ?? null);
     return this.relay.create({ ...draft, sessionId, askedBy: draft.askedBy ?? answeredBy(who) });
   }
 
-  get(who: Principal, id: string, action: 'read' | 'answer' | 'skip' = 'read'): Card {
-    const card = this.relay.get(id);
+  async get(who: Principal, id: string, action: 'read' | 'answer' | 'skip' = 'read'): Promise<Card> {
+    const card = await this.relay.get(id);
     if (canSee(who, card, this.facts)) return card;
     this.refuse(who, card, action, notVisible(id));
   }
 
-  list(who: Principal, filter: CardFilter = {}): Card[] {
-    const cards = this.relay.list(filter);
+  async list(who: Principal, filter: CardFilter = {}): Promise<Card[]> {
+    const cards = await this.relay.list(filter);
     return who.kind === 'human' ? cards : cards.filter((card) => canSee(who, card, this.facts));
   }
 
@@ -48,15 +48,15 @@ export class CardAccess {
     return answerRefusal(who, card, this.facts);
   }
 
-  answer(who: Principal, id: string, answer: Answer, idempotencyKey?: string): Card {
+  async answer(who: Principal, id: string, answer: Answer, idempotencyKey?: string): Promise<Card> {
     // The human may answer any card: relay.answer's own read is the only one.
-    if (who.kind !== 'human') this.check(who, this.get(who, id, 'answer'), 'answer');
+    if (who.kind !== 'human') this.check(who, await this.get(who, id, 'answer'), 'answer');
     return this.relay.answer(id, answer, { idempotencyKey, by: answeredBy(who) });
   }
 
   /** What a person (or agent) typed, read with the plain-text rules, then answered like answer(). */
-  reply(who: Principal, id: string, text: string, idempotencyKey?: string): Card {
-    const card = this.get(who, id, 'answer');
+  async reply(who: Principal, id: string, text: string, idempotencyKey?: string): Promise<Card> {
+    const card = await this.get(who, id, 'answer');
     this.check(who, card, 'answer');
     const by = answeredBy(who);
     // A closed card refuses (410) before its text is read; relay.answer says so.
@@ -64,13 +64,13 @@ export class CardAccess {
     return this.relay.answer(id, parseReply(card, text), { idempotencyKey, by });
   }
 
-  skip(who: Principal, id: string): Card {
-    if (who.kind !== 'human') this.check(who, this.get(who, id, 'skip'), 'skip');
+  async skip(who: Principal, id: string): Promise<Card> {
+    if (who.kind !== 'human') this.check(who, await this.get(who, id, 'skip'), 'skip');
     return this.relay.skip(id, answeredBy(who));
   }
 
-  wait(who: Principal, id: string, timeoutMs: number, signal?: AbortSignal): Promise<Card | undefined> {
-    this.get(who, id);
+  async wait(who: Principal, id: string, timeoutMs: number, signal?: AbortSignal): Promise<Card | undefined> {
+    await this.get(who, id);
     return this.relay.wait(id, timeoutMs, signal);
   }
 

@@ -3,16 +3,18 @@ import { checkAnswer, sameAnswer } from '../cards/answer.js';
 import { normalizeQuestions, normalizeTitle } from '../cards/draft.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus } from '../cards/model.js';
 import { RelayError } from '../errors.js';
-import type { CardFilter, CardStore } from '../store/store.js';
+import type { AsyncCardStore, CardFilter } from '../store/store.js';
 import { MAX_TIMER_MS, systemClock, type Clock } from './clock.js';
 import { Deadlines } from './deadlines.js';
 import { RelayEvents } from './events.js';
 
 // The relay core: the only place cards change. Every change is committed to the store
-// first, then announced (events) and handed to whoever waits on the card.
+// first, then announced (events) and handed to whoever waits on the card. The store may be
+// a networked database shared with other nodes, so every read and change is asynchronous
+// and a card is always re-read rather than trusted from memory.
 
 export interface RelayOptions {
-  store: CardStore;
+  store: AsyncCardStore;
   clock?: Clock;
   events?: RelayEvents;
   /** How long a card waits, in ms: `extension` for Copilot's extension engine. */
@@ -36,7 +38,7 @@ export function cardIdFor(sessionId: string | null | undefined, toolCallId?: str
 
 export class Relay {
   readonly events: RelayEvents;
-  private readonly store: CardStore;
+  private readonly store: AsyncCardStore;
   private readonly clock: Clock;
   private readonly waits: RelayOptions['waits'];
   private readonly deadlines: Deadlines;
@@ -47,14 +49,14 @@ export class Relay {
     this.clock = options.clock ?? systemClock;
     this.events = options.events ?? new RelayEvents();
     this.waits = options.waits;
-    this.deadlines = new Deadlines(this.clock, (ids) => ids.forEach((id) => this.expire(id)));
+    this.deadlines = new Deadlines(this.clock, (ids) => ids.forEach((id) => void this.expire(id).catch(() => {})));
   }
 
   /** Recovers after a start: expires what ran out while down and re-arms the rest. */
-  start(): { expired: Card[]; pending: number } {
-    const expired = this.store.expireOverdue(this.clock.now());
+  async start(): Promise<{ expired: Card[]; pending: number }> {
+    const expired = await this.store.expireOverdue(this.clock.now());
     expired.forEach((card) => this.announce(card));
-    const pending = this.store.pendingDeadlines();
+    const pending = await this.store.pendingDeadlines();
     pending.forEach(({ id, expiresAt }) => this.deadlines.add(id, expiresAt));
     return { expired, pending: pending.length };
   }
@@ -68,7 +70,7 @@ export class Relay {
     this.deadlines.clear();
   }
 
-  create(draft: CardDraft): Card {
+  async create(draft: CardDraft): Promise<Card> {
     const layout = draft.layout ?? 'steps';
     const questions = normalizeQuestions(draft.questions, layout);
     const waitMs =
@@ -100,7 +102,7 @@ export class Relay {
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + waitMs).toISOString(),
     };
-    const stored = this.store.insertCard(card);
+    const stored = await this.store.insertCard(card);
     if (stored.created) {
       this.deadlines.add(card.id, now + waitMs);
       this.events.emit('card.created', card);
@@ -108,28 +110,28 @@ export class Relay {
     return stored.card;
   }
 
-  get(id: string): Card {
-    const card = this.find(id);
+  async get(id: string): Promise<Card> {
+    const card = await this.find(id);
     if (!card) throw new RelayError('not_found', `No card "${id}".`);
     return card;
   }
 
-  find(id: string): Card | undefined {
-    const card = this.store.getCard(id);
+  async find(id: string): Promise<Card | undefined> {
+    const card = await this.store.getCard(id);
     return card && this.expireIfDue(card);
   }
 
-  list(filter: CardFilter = {}): Card[] {
-    const cards = this.store.listCards(filter).map((card) => this.expireIfDue(card));
+  async list(filter: CardFilter = {}): Promise<Card[]> {
+    const cards = await Promise.all((await this.store.listCards(filter)).map((card) => this.expireIfDue(card)));
     return filter.status ? cards.filter((card) => card.status === filter.status) : cards;
   }
 
-  answer(id: string, answer: Answer, options: AnswerOptions = {}): Card {
-    const card = this.get(id);
+  async answer(id: string, answer: Answer, options: AnswerOptions = {}): Promise<Card> {
+    const card = await this.get(id);
     refuseIfGone(card);
     const canonical = checkAnswer(card, answer);
     if (card.status === 'answered') return this.judgeLateAnswer(card, canonical, options.idempotencyKey);
-    const result = this.close(id, {
+    const result = await this.close(id, {
       status: 'answered',
       answer: canonical,
       answeredBy: options.by ?? HUMAN_API,
@@ -141,25 +143,25 @@ export class Relay {
     return this.judgeLateAnswer(result.card, canonical, options.idempotencyKey);
   }
 
-  skip(id: string, by: AnsweredBy = HUMAN_API): Card {
-    const card = this.get(id);
+  async skip(id: string, by: AnsweredBy = HUMAN_API): Promise<Card> {
+    const card = await this.get(id);
     if (card.status === 'skipped') return card;
-    const result = card.status === 'pending' ? this.close(id, { status: 'skipped', answeredBy: by }) : { card };
+    const result = card.status === 'pending' ? await this.close(id, { status: 'skipped', answeredBy: by }) : { card };
     if (result.card.status === 'skipped') return result.card;
     refuseIfGone(result.card);
     throw new RelayError('already_answered', 'The card was already answered.', { card: result.card });
   }
 
   /** Closes a card nobody will answer any more (its session stopped). Idempotent. */
-  cancel(id: string): Card {
-    const card = this.get(id);
-    return card.status === 'pending' ? this.close(id, { status: 'cancelled' }).card : card;
+  async cancel(id: string): Promise<Card> {
+    const card = await this.get(id);
+    return card.status === 'pending' ? (await this.close(id, { status: 'cancelled' })).card : card;
   }
 
   /** Resolves with the card once it is no longer pending, or undefined after timeoutMs. */
-  wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<Card | undefined> {
-    const card = this.get(id);
-    if (card.status !== 'pending') return Promise.resolve(card);
+  async wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<Card | undefined> {
+    const card = await this.get(id);
+    if (card.status !== 'pending') return card;
     return new Promise((resolve) => {
       const set = this.waiters.get(id) ?? new Set();
       this.waiters.set(id, set);
@@ -185,7 +187,7 @@ export class Relay {
    */
   async settle(id: string, signal?: AbortSignal): Promise<Card> {
     for (;;) {
-      const card = this.get(id);
+      const card = await this.get(id);
       if (card.status !== 'pending' || signal?.aborted) return card;
       const left = Date.parse(card.expiresAt) - this.clock.now();
       await this.wait(id, Math.min(Math.max(left, 0) + 50, MAX_TIMER_MS), signal);
@@ -196,23 +198,23 @@ export class Relay {
     return this.deadlines.size;
   }
 
-  private expire(id: string): void {
-    const card = this.store.getCard(id);
-    if (card?.status === 'pending') this.close(id, { status: 'expired' });
+  private async expire(id: string): Promise<void> {
+    const card = await this.store.getCard(id);
+    if (card?.status === 'pending') await this.close(id, { status: 'expired' });
   }
 
   /** Reads can notice a deadline before the timer does (a busy loop, a slow timer). */
-  private expireIfDue(card: Card): Card {
+  private async expireIfDue(card: Card): Promise<Card> {
     if (card.status !== 'pending' || Date.parse(card.expiresAt) > this.clock.now()) return card;
-    return this.close(card.id, { status: 'expired' }).card;
+    return (await this.close(card.id, { status: 'expired' })).card;
   }
 
-  private close(
+  private async close(
     id: string,
     fields: { status: Exclude<CardStatus, 'pending'>; answer?: Answer; answeredBy?: AnsweredBy; idempotencyKey?: string },
   ) {
     const closedAt = fields.status === 'expired' ? undefined : new Date(this.clock.now()).toISOString();
-    const result = this.store.closeCard(id, { ...fields, closedAt: closedAt ?? this.expiredAt(id) });
+    const result = await this.store.closeCard(id, { ...fields, closedAt: closedAt ?? (await this.expiredAt(id)) });
     if (!result) throw new RelayError('not_found', `No card "${id}".`);
     if (result.changed) {
       this.deadlines.remove(id);
@@ -221,8 +223,8 @@ export class Relay {
     return result;
   }
 
-  private expiredAt(id: string): string {
-    return this.store.getCard(id)?.expiresAt ?? new Date(this.clock.now()).toISOString();
+  private async expiredAt(id: string): Promise<string> {
+    return (await this.store.getCard(id))?.expiresAt ?? new Date(this.clock.now()).toISOString();
   }
 
   private announce(card: Card): void {
@@ -231,9 +233,9 @@ export class Relay {
     if (set) [...set].forEach((settle) => settle(card));
   }
 
-  private judgeLateAnswer(card: Card, answer: Answer, key: string | undefined): Card {
+  private async judgeLateAnswer(card: Card, answer: Answer, key: string | undefined): Promise<Card> {
     const same = sameAnswer(card.answer ?? {}, answer);
-    if (key !== undefined && key === this.store.answerKey(card.id) && !same) {
+    if (key !== undefined && key === (await this.store.answerKey(card.id)) && !same) {
       throw new RelayError('idempotency_key_reused', 'This Idempotency-Key was already used with a different answer.');
     }
     if (same) return card;

@@ -37,10 +37,10 @@ export function cardRoutes(access: CardAccess) {
 
   app.post('/', async (c) => {
     const input = await readJson(c, CardInputSchema);
-    return c.json(access.create(c.get('principal'), input), 201);
+    return c.json(await access.create(c.get('principal'), input), 201);
   });
 
-  app.get('/', (c) => {
+  app.get('/', async (c) => {
     const query = ListQuerySchema.safeParse(c.req.query());
     if (!query.success) {
       throw new RelayError('invalid_request', `status must be one of ${CardStatusSchema.options.join(', ')}; limit a positive whole number; order oldest or newest.`);
@@ -49,20 +49,20 @@ export function cardRoutes(access: CardAccess) {
     // some cards, so its page is cut after they are picked, not before.
     const { limit = DEFAULT_PAGE_SIZE, ...filter } = query.data;
     const who = c.get('principal');
-    const cards = access.list(who, who.kind === 'human' ? { ...filter, limit: limit + 1 } : filter);
+    const cards = await access.list(who, who.kind === 'human' ? { ...filter, limit: limit + 1 } : filter);
     return c.json({ cards: cards.slice(0, limit), hasMore: cards.length > limit });
   });
 
-  app.get('/:id', (c) => c.json(access.get(c.get('principal'), c.req.param('id'))));
+  app.get('/:id', async (c) => c.json(await access.get(c.get('principal'), c.req.param('id'))));
 
   app.post('/:id/answer', async (c) => {
     const id = c.req.param('id');
     const who = c.get('principal');
-    const body = await readJson(c, AnswerBodySchema).catch((err: unknown) => {
-      access.get(who, id, 'answer'); // an unknown card is 404 before anything about the body
+    const body = await readJson(c, AnswerBodySchema).catch(async (err: unknown) => {
+      await access.get(who, id, 'answer'); // an unknown card is 404 before anything about the body
       throw err;
     });
-    return c.json(access.answer(who, id, body.answers, idempotencyKey(c.req.header('idempotency-key'))));
+    return c.json(await access.answer(who, id, body.answers, idempotencyKey(c.req.header('idempotency-key'))));
   });
 
   // What a person typed, read with the plain-text rules (reply-parser.ts), then answered
@@ -70,14 +70,14 @@ export function cardRoutes(access: CardAccess) {
   app.post('/:id/reply', async (c) => {
     const id = c.req.param('id');
     const who = c.get('principal');
-    const body = await readJson(c, ReplyBodySchema).catch((err: unknown) => {
-      access.get(who, id, 'answer'); // an unknown card is 404 before anything about the body
+    const body = await readJson(c, ReplyBodySchema).catch(async (err: unknown) => {
+      await access.get(who, id, 'answer'); // an unknown card is 404 before anything about the body
       throw err;
     });
-    return c.json(access.reply(who, id, body.text, idempotencyKey(c.req.header('idempotency-key'))));
+    return c.json(await access.reply(who, id, body.text, idempotencyKey(c.req.header('idempotency-key'))));
   });
 
-  app.post('/:id/skip', (c) => c.json(access.skip(c.get('principal'), c.req.param('id'))));
+  app.post('/:id/skip', async (c) => c.json(await access.skip(c.get('principal'), c.req.param('id'))));
 
   app.get('/:id/wait', async (c) => {
     const id = c.req.param('id');

@@ -157,7 +157,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
       if (toolbox && isRelayTool(name)) {
         // An approval card nobody waits on any more (the client cancelled or left) is cancelled.
         const ask = async (draft: CardDraft) => {
-          const card = await relay.settle(access.create(caller, draft).id, extra.signal);
+          const card = await relay.settle((await access.create(caller, draft)).id, extra.signal);
           return card.status === 'pending' ? relay.cancel(card.id) : card;
         };
         const result = await toolbox.call(caller, name, request.params.arguments ?? {}, ask);

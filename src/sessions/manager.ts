@@ -156,7 +156,7 @@ export class SessionManager {
     this.live.delete(id);
     this.update(id, { status: 'stopped' });
     live?.controller.abort();
-    for (const card of this.options.relay.list({ sessionId: id, status: 'pending' })) this.options.relay.cancel(card.id);
+    for (const card of await this.options.relay.list({ sessionId: id, status: 'pending' })) await this.options.relay.cancel(card.id);
     await live?.runner.stop().catch(() => {});
     return this.get(id);
   }
@@ -217,7 +217,7 @@ export class SessionManager {
           }
         : {}),
       ask: async (draft: CardDraft): Promise<Card> => {
-        const card = relay.create({
+        const card = await relay.create({
           relayMode: session.relayMode,
           askedBy: { kind: 'agent', id, surface: session.provider },
           ...draft,

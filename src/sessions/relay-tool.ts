@@ -164,9 +164,9 @@ export class RelayToolbox {
     try {
       switch (name) {
         case 'list_questions':
-          return this.listQuestions(who);
+          return await this.listQuestions(who);
         case 'answer_question':
-          return this.answerQuestion(who, parse(AnswerQuestionInput, args));
+          return await this.answerQuestion(who, parse(AnswerQuestionInput, args));
         case 'start_session':
           return await this.startSession(who, parse(StartSessionInput, args), ask);
         case 'watch_session':
@@ -180,8 +180,8 @@ export class RelayToolbox {
     }
   }
 
-  private listQuestions(who: Principal): RelayToolResult {
-    const cards = this.access.list(who, { status: 'pending' });
+  private async listQuestions(who: Principal): Promise<RelayToolResult> {
+    const cards = await this.access.list(who, { status: 'pending' });
     const questions = cards.map((card) => {
       const refusal = this.access.refusal(who, card);
       return {
@@ -205,13 +205,13 @@ export class RelayToolbox {
     return ok(json({ questions }));
   }
 
-  private answerQuestion(who: Principal, input: z.infer<typeof AnswerQuestionInput>): RelayToolResult {
+  private async answerQuestion(who: Principal, input: z.infer<typeof AnswerQuestionInput>): Promise<RelayToolResult> {
     let card: Card;
     try {
       card =
         typeof input.answers === 'string'
-          ? this.access.reply(who, input.cardId, input.answers)
-          : this.access.answer(who, input.cardId, input.answers);
+          ? await this.access.reply(who, input.cardId, input.answers)
+          : await this.access.answer(who, input.cardId, input.answers);
     } catch (err) {
       if (err instanceof RelayError && err.code === 'not_found') {
         return fail(`No card "${input.cardId}" that you can see. Cards of sessions whose human has not allowed agents to answer are not shown to agents; ask the human instead.`);
@@ -239,7 +239,7 @@ export class RelayToolbox {
       this.sessions.grantWatch(who.id, target.id);
     }
     const session = this.sessions.get(target.id);
-    const cards = this.access.list(who, { sessionId: target.id }).map((card) => ({
+    const cards = (await this.access.list(who, { sessionId: target.id })).map((card) => ({
       cardId: card.id,
       status: card.status,
       kind: card.kind,

@@ -73,14 +73,14 @@ export function interactionRoutes(inbox: ChannelInbox, key: KeyObject): Hono {
     }
     const parsed = InteractionSchema.safeParse(json);
     if (!parsed.success) return fail(c, 400, 'invalid_interaction', `Not a Discord interaction: ${parsed.error.issues[0]?.message ?? 'unreadable'}.`);
-    const response = respond(inbox, parsed.data);
+    const response = await respond(inbox, parsed.data);
     return response ? c.json(response) : fail(c, 400, 'unsupported_interaction', `askrelay takes buttons and modals only (interaction type ${parsed.data.type}).`);
   });
   return app;
 }
 
 /** The interaction's answer, or undefined for kinds the relay never asks for (slash commands). */
-function respond(inbox: ChannelInbox, interaction: Interaction): APIInteractionResponse | undefined {
+async function respond(inbox: ChannelInbox, interaction: Interaction): Promise<APIInteractionResponse | undefined> {
   if (interaction.type === InteractionType.Ping) return { type: InteractionResponseType.Pong };
   if (interaction.type !== InteractionType.MessageComponent && interaction.type !== InteractionType.ModalSubmit) return undefined;
   // In a server the person is `member.user`; in a direct message, `user`.
@@ -91,14 +91,14 @@ function respond(inbox: ChannelInbox, interaction: Interaction): APIInteractionR
   if (interaction.type === InteractionType.ModalSubmit) {
     const text = id.kind === 'modal' ? typedAnswer(interaction.data?.components ?? []) : undefined;
     if (text === undefined) return privately('That form is not one of askrelay’s questions.');
-    return outcome(inbox.reply({ user, cardId: id.cardId, text }));
+    return outcome(await inbox.reply({ user, cardId: id.cardId, text }));
   }
-  if (id.kind === 'option') return outcome(inbox.tap({ user, cardId: id.cardId, option: id.option }));
+  if (id.kind === 'option') return outcome(await inbox.tap({ user, cardId: id.cardId, option: id.option }));
   if (id.kind === 'reply') {
     // Nobody gets a form they may not send, nor one for a question that is over.
-    const refused = inbox.beforePrompt({ user, cardId: id.cardId });
+    const refused = await inbox.beforePrompt({ user, cardId: id.cardId });
     if (refused) return privately(refused.notice);
-    return { type: InteractionResponseType.Modal, data: modalOf(inbox.card(id.cardId)!) };
+    return { type: InteractionResponseType.Modal, data: modalOf((await inbox.card(id.cardId))!) };
   }
   return privately('That button is not one of askrelay’s questions.');
 }

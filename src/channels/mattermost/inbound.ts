@@ -58,7 +58,7 @@ export function actionRoutes(inbox: ChannelInbox, options: ActionRouteOptions): 
     if (options.now() > expires) {
       return c.json(error('unauthorized', 'This button expired with its question; nothing changed.'), 401);
     }
-    const outcome = inbox.tap({ user: request.data.user_id, cardId, option });
+    const outcome = await inbox.tap({ user: request.data.user_id, cardId, option });
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return c.json({});
     return c.json({ ephemeral_text: outcome.notice });
   });
@@ -168,7 +168,7 @@ export class ThreadReplies {
     if (!post.root_id || post.delete_at || post.type || post.user_id === this.bot || post.channel_id !== this.channel) return;
     const cardId = this.inbox.cardOfMessage(post.root_id);
     if (!cardId) return;
-    const outcome = this.inbox.reply({ user: post.user_id, cardId, text: post.message ?? '' });
+    const outcome = await this.inbox.reply({ user: post.user_id, cardId, text: post.message ?? '' });
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return;
     try {
       await this.api.ephemeral(post.user_id, { channel_id: this.channel, message: outcome.notice, root_id: post.root_id });

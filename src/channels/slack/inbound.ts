@@ -76,7 +76,7 @@ export function slackRoutes(inbox: ChannelInbox, options: SlackInboundOptions): 
     for (const action of parsed.actions ?? []) {
       const target = decodeAction(action);
       if (!target) continue;
-      tell(options, inbox.tap({ user, cardId: target.cardId, option: target.option }), channel, user);
+      tell(options, await inbox.tap({ user, cardId: target.cardId, option: target.option }), channel, user);
     }
     return c.body(null, 200);
   });
@@ -88,7 +88,7 @@ export function slackRoutes(inbox: ChannelInbox, options: SlackInboundOptions): 
     if (parsed instanceof BadBody) return problem(c, 400, parsed.code, parsed.message);
     if (parsed.type === 'url_verification') return c.json({ challenge: parsed.challenge ?? '' });
     const message = parsed.type === 'event_callback' ? MessageEventSchema.safeParse(parsed.event) : undefined;
-    if (message?.success) onMessage(inbox, options, message.data);
+    if (message?.success) await onMessage(inbox, options, message.data);
     return c.body(null, 200);
   });
 
@@ -96,7 +96,7 @@ export function slackRoutes(inbox: ChannelInbox, options: SlackInboundOptions): 
 }
 
 /** A person's message in a card's thread: the answer, read by the reply parser. */
-function onMessage(inbox: ChannelInbox, options: SlackInboundOptions, event: z.infer<typeof MessageEventSchema>): void {
+async function onMessage(inbox: ChannelInbox, options: SlackInboundOptions, event: z.infer<typeof MessageEventSchema>): Promise<void> {
   if (!event.thread_ts || event.thread_ts === event.ts) return;
   // Bots (the relay itself included) and edits, deletions, joins are not answers; a reply
   // also sent to the channel is.
@@ -104,7 +104,7 @@ function onMessage(inbox: ChannelInbox, options: SlackInboundOptions, event: z.i
   if (!event.user || event.text === undefined) return;
   const cardId = inbox.cardOfMessage(event.thread_ts);
   if (!cardId) return;
-  tell(options, inbox.reply({ user: event.user, cardId, text: event.text }), event.channel, event.user, event.thread_ts);
+  tell(options, await inbox.reply({ user: event.user, cardId, text: event.text }), event.channel, event.user, event.thread_ts);
 }
 
 /** The person's private notice (not awaited: Slack gets its 200 at once); nothing for answered or ignored. */

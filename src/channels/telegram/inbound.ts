@@ -97,12 +97,12 @@ export class TelegramUpdates {
     const data = query.data ? decodeCallback(query.data) : undefined;
     const user = String(query.from.id);
     if (!data) return this.toast(query, { kind: 'invalid', notice: 'This button is not one of the relay’s.' });
-    if (data.kind === 'option') return this.toast(query, this.inbox.tap({ user, cardId: data.cardId, option: data.option }));
+    if (data.kind === 'option') return this.toast(query, await this.inbox.tap({ user, cardId: data.cardId, option: data.option }));
 
     // Other…: ask for the text with a forced reply; the card stays open until the reply comes.
-    const refused = this.inbox.beforePrompt({ user, cardId: data.cardId });
+    const refused = await this.inbox.beforePrompt({ user, cardId: data.cardId });
     if (refused) return this.toast(query, refused);
-    const card = this.inbox.card(data.cardId)!;
+    const card = (await this.inbox.card(data.cardId))!;
     const { text, ...other } = otherPromptOf(card, query.from);
     const prompt = await call(() => this.api.sendMessage(this.chat, text, other));
     this.inbox.linkMessage({ chat: this.chat, message: messageKey(prompt.chat.id, prompt.message_id) }, card.id);
@@ -112,7 +112,7 @@ export class TelegramUpdates {
   private async onReply(message: Message): Promise<void> {
     const cardId = this.inbox.cardOfMessage(messageKey(message.chat.id, message.reply_to_message!.message_id));
     if (!cardId || !message.from) return;
-    const outcome = this.inbox.reply({ user: String(message.from.id), cardId, text: message.text ?? '' });
+    const outcome = await this.inbox.reply({ user: String(message.from.id), cardId, text: message.text ?? '' });
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return;
     // Telegram has no private replies in a group: the notice answers the person's message.
     await call(() => this.api.sendMessage(this.chat, outcome.notice, { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } }));
