@@ -159,24 +159,32 @@ export class Relay {
   }
 
   /** Resolves with the card once it is no longer pending, or undefined after timeoutMs. */
-  async wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<Card | undefined> {
-    const card = await this.get(id);
-    if (card.status !== 'pending') return card;
-    return new Promise((resolve) => {
+  wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<Card | undefined> {
+    // The waiter is in place before the card is read: a close committed while the read is
+    // on its way still reaches it.
+    return new Promise((resolve, reject) => {
       const set = this.waiters.get(id) ?? new Set();
       this.waiters.set(id, set);
-      const done = (result: Card | undefined) => {
+      let finished = false;
+      const done = (result: Card | undefined, error?: unknown) => {
+        if (finished) return;
+        finished = true;
         this.clock.clearTimer(timer);
         signal?.removeEventListener('abort', onAbort);
         set.delete(settle);
         if (set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
-        resolve(result);
+        if (error !== undefined) reject(error);
+        else resolve(result);
       };
       const settle = (closed: Card) => done(closed);
       const onAbort = () => done(undefined);
       const timer = this.clock.setTimer(() => done(undefined), timeoutMs);
       set.add(settle);
       signal?.addEventListener('abort', onAbort, { once: true });
+      this.get(id).then(
+        (card) => card.status !== 'pending' && done(card),
+        (err: unknown) => done(undefined, err),
+      );
     });
   }
 
