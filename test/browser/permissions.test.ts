@@ -206,8 +206,8 @@ describe('who may answer, on the web page', () => {
 
   it('shows a card answered by another session\'s agent as the agent\'s answer, a human answer as before', async () => {
     await page.getByTestId('tab-cards').click();
-    const forAgent = relay.relay.create({ sessionId: asker.id, questions: [{ text: 'Which cache?', options: ['Redis', 'Memcached'] }] });
-    const forHuman = relay.relay.create({ sessionId: asker.id, questions: [{ text: 'Which queue?', options: ['SQS', 'Kafka'] }] });
+    const forAgent = await relay.relay.create({ sessionId: asker.id, questions: [{ text: 'Which cache?', options: ['Redis', 'Memcached'] }] });
+    const forHuman = await relay.relay.create({ sessionId: asker.id, questions: [{ text: 'Which queue?', options: ['SQS', 'Kafka'] }] });
     await cardOn(forAgent.id).waitFor(WAIT);
     await cardOn(forHuman.id).waitFor(WAIT);
 
@@ -244,7 +244,7 @@ describe('who may answer, on the web page', () => {
   });
 
   it('keeps approval cards the human\'s: the agent is refused, the human answers it on the page', async () => {
-    const approval = relay.relay.create({
+    const approval = await relay.relay.create({
       sessionId: asker.id,
       kind: 'approval',
       tool: 'start_session',
@@ -269,9 +269,9 @@ describe('who may answer, on the web page', () => {
   });
 
   it('says which chat user answered a card from a chat channel', async () => {
-    const card = relay.relay.create({ questions: [{ text: 'Which queue?', options: ['Kafka', 'NATS'] }] });
+    const card = await relay.relay.create({ questions: [{ text: 'Which queue?', options: ['Kafka', 'NATS'] }] });
     await page.waitForSelector(`[data-testid="card"][data-card-id="${card.id}"]`, WAIT);
-    relay.relay.answer(card.id, { q1: { selected: ['NATS'] } }, { by: { kind: 'human', id: 'telegram:42', surface: 'telegram' } });
+    await relay.relay.answer(card.id, { q1: { selected: ['NATS'] } }, { by: { kind: 'human', id: 'telegram:42', surface: 'telegram' } });
     await page.waitForSelector(`[data-testid="card"][data-card-id="${card.id}"][data-status="answered"]`, WAIT);
     const chip = cardOn(card.id).getByTestId('answered-in-channel');
     expect(await chip.textContent()).toBe('answered in telegram (42)');

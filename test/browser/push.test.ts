@@ -376,7 +376,7 @@ describe('#card=<id>', () => {
     await signIn(page, `#card=${id}`);
     await page.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
     expect(await cardEl(page, id).count()).toBe(0);
-    const card = relay.relay.create({ questions: [{ text: 'Late question?', options: ['A', 'B'] }], sessionId: 's_push_test', toolCallId: 'call_later' });
+    const card = await relay.relay.create({ questions: [{ text: 'Late question?', options: ['A', 'B'] }], sessionId: 's_push_test', toolCallId: 'call_later' });
     expect(card.id).toBe(id);
     await expectFocused(page, id);
     expect(errors).toEqual([]);

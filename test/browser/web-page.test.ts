@@ -276,7 +276,7 @@ describe('web page', () => {
     expect(await statusOf(cardOn(a.id), 'answered')).toBe('Answered: SQLite');
     expect(await option(cardOn(a.id), 'PostgreSQL').isDisabled()).toBe(true);
 
-    relay.relay.cancel(b.id);
+    await relay.relay.cancel(b.id);
     expect(await statusOf(cardOn(b.id), 'cancelled')).toMatch(/^Cancelled/);
   });
 

@@ -57,7 +57,7 @@ afterEach(() => stopHarnessAndFake(h, fake));
 
 describe('discord channel', () => {
   it('posts a single-choice card with buttons; a press answers it and the message is edited once', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     const [request] = posts();
@@ -68,7 +68,7 @@ describe('discord channel', () => {
 
     const res = await send(buttonPress(ADA, idOf(message, 'PostgreSQL'), message));
     expect(res).toEqual({ status: 200, body: DEFERRED_UPDATE });
-    const answered = h.relay.get(card.id);
+    const answered = await h.relay.get(card.id);
     expect(answered.answer).toEqual({ q1: { selected: ['PostgreSQL'] } });
     expect(answered.answeredBy).toEqual({ kind: 'human', id: `discord:${ADA.id}`, surface: 'discord' });
     await h.idle();
@@ -84,7 +84,7 @@ describe('discord channel', () => {
     // Discord checks the endpoint with deliberately bad signatures and expects 401.
     expect((await send(pingInteraction(), { badSignature: true })).status).toBe(401);
 
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     const forged = await send(buttonPress(ADA, idOf(message, 'SQLite'), message), { badSignature: true });
@@ -105,13 +105,13 @@ describe('discord channel', () => {
     const replay = await fetch(interactions(), { method: 'POST', headers: { 'content-type': 'application/json', 'x-signature-ed25519': oldSignature, 'x-signature-timestamp': old }, body: replayed });
     expect(replay.status).toBe(401);
     await h.idle();
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     expect(message.edits).toHaveLength(0);
     expect(h.store.audit.list().filter((e) => e.event === 'card.refused')).toEqual([]);
   });
 
   it('refuses a signed interaction sent a second time (a replay) with 401', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     const press = buttonPress(ADA, idOf(message, 'SQLite'), message);
@@ -119,19 +119,19 @@ describe('discord channel', () => {
     expect(await send(press, { timestamp })).toEqual({ status: 200, body: DEFERRED_UPDATE });
     const replay = await send(press, { timestamp });
     expect(replay).toEqual({ status: 401, body: { error: { code: 'unauthorized', message: 'This signed interaction was already received: a replay is refused.' } } });
-    expect(h.relay.get(card.id).answer).toEqual({ q1: { selected: ['SQLite'] } });
+    expect((await h.relay.get(card.id)).answer).toEqual({ q1: { selected: ['SQLite'] } });
   });
 
   it('takes a press from a direct message (user, not member)', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     expect(await send(buttonPress({ ...ADA, dm: true }, idOf(message, 'SQLite'), message))).toEqual({ status: 200, body: DEFERRED_UPDATE });
-    expect(h.relay.get(card.id).answeredBy).toEqual({ kind: 'human', id: `discord:${ADA.id}`, surface: 'discord' });
+    expect((await h.relay.get(card.id)).answeredBy).toEqual({ kind: 'human', id: `discord:${ADA.id}`, surface: 'discord' });
   });
 
   it('Reply… opens a modal; the typed answer answers and is not echoed', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     const opened = await send(buttonPress(ADA, idOf(message, 'Reply…'), message));
@@ -161,10 +161,10 @@ describe('discord channel', () => {
         },
       },
     });
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     const submitted = await send(modalSubmit(ADA, opened.body.data.custom_id, 'MariaDB on port 3307', message));
     expect(submitted).toEqual({ status: 200, body: DEFERRED_UPDATE });
-    expect(h.relay.get(card.id).answer).toEqual({ q1: { selected: [], text: 'MariaDB on port 3307' } });
+    expect((await h.relay.get(card.id)).answer).toEqual({ q1: { selected: [], text: 'MariaDB on port 3307' } });
     await h.idle();
     expect(message.edits).toHaveLength(1);
     expect(message.content.endsWith('**Answered: a written answer**')).toBe(true);
@@ -172,16 +172,16 @@ describe('discord channel', () => {
   });
 
   it('multi-select and several questions are answered in the modal, read by the reply parser', async () => {
-    const colours = h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green', 'Blue'], multiSelect: true }] });
-    const setup = h.ask({ questions: [{ id: 'db', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }, { id: 'port', text: 'Which port?' }] });
+    const colours = await h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green', 'Blue'], multiSelect: true }] });
+    const setup = await h.ask({ questions: [{ id: 'db', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }, { id: 'port', text: 'Which port?' }] });
     await h.idle();
     const [first, second] = fake.messages;
     expect(first.components).toEqual([{ type: 1, components: [{ type: 2, style: 2, label: 'Reply…', custom_id: `askrelay:${colours.id}:reply` }] }]);
 
     expect(await send(modalSubmit(ADA, `askrelay:${colours.id}:modal`, '1, 3', first))).toEqual({ status: 200, body: DEFERRED_UPDATE });
     expect(await send(modalSubmit(ADA, `askrelay:${setup.id}:modal`, 'SQLite\n5433', second))).toEqual({ status: 200, body: DEFERRED_UPDATE });
-    expect(h.relay.get(colours.id).answer).toEqual({ q1: { selected: ['Red', 'Blue'] } });
-    expect(h.relay.get(setup.id).answer).toEqual({ db: { selected: ['SQLite'] }, port: { selected: [], text: '5433' } });
+    expect((await h.relay.get(colours.id)).answer).toEqual({ q1: { selected: ['Red', 'Blue'] } });
+    expect((await h.relay.get(setup.id)).answer).toEqual({ db: { selected: ['SQLite'] }, port: { selected: [], text: '5433' } });
     await h.idle();
     expect(first.content.endsWith('**Answered: Red, Blue**')).toBe(true);
     expect(second.content.endsWith('**Answered: db: SQLite; port: a written answer**')).toBe(true);
@@ -189,26 +189,26 @@ describe('discord channel', () => {
   });
 
   it('an unreadable reply is explained privately and changes nothing', async () => {
-    const card = h.ask({ questions: [{ text: 'Which database?', options: ['PostgreSQL', 'SQLite'], freeText: false }] });
+    const card = await h.ask({ questions: [{ text: 'Which database?', options: ['PostgreSQL', 'SQLite'], freeText: false }] });
     await h.idle();
     const [message] = fake.messages;
     const res = await send(modalSubmit(ADA, `askrelay:${card.id}:modal`, 'Oracle', message));
     expect(res.body).toMatchObject({ type: 4, data: { flags: 64, content: expect.stringMatching(/^Could not read that as an answer/) } });
     expect(res.body.data.content).not.toContain('Oracle');
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
   it('a card answered elsewhere, expired or cancelled edits its message once', async () => {
-    const elsewhere = h.ask(single);
-    const expiring = h.ask(single);
-    const cancelled = h.ask(single);
+    const elsewhere = await h.ask(single);
+    const expiring = await h.ask(single);
+    const cancelled = await h.ask(single);
     await h.idle();
     const [a, b, c] = fake.messages;
-    h.relay.answer(elsewhere.id, { q1: { selected: ['SQLite'] } });
-    h.relay.cancel(cancelled.id);
+    await h.relay.answer(elsewhere.id, { q1: { selected: ['SQLite'] } });
+    await h.relay.cancel(cancelled.id);
     await h.idle();
     await h.advance(Date.parse(expiring.expiresAt) - h.clock.now() + 1);
-    expect(h.relay.get(expiring.id).status).toBe('expired');
+    expect((await h.relay.get(expiring.id)).status).toBe('expired');
     expect([a.content, b.content, c.content].map((t) => t.split('\n\n').pop())).toEqual(['**Answered: SQLite**', '**Expired**', '**Cancelled**']);
     expect([a.edits.length, b.edits.length, c.edits.length]).toEqual([1, 1, 1]);
     expect([a, b, c].every((m) => m.components.length === 0)).toBe(true);
@@ -222,7 +222,7 @@ describe('discord channel', () => {
   });
 
   it('ignores the same press within a minute; a press after that is told it was answered', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     const sqlite = idOf(message, 'SQLite');
@@ -233,17 +233,17 @@ describe('discord channel', () => {
     expect(message.edits).toHaveLength(1);
     await h.advance(61_000);
     expect((await press()).body).toEqual(privately('Already answered: SQLite.'));
-    expect(h.relay.get(card.id).answer).toEqual({ q1: { selected: ['SQLite'] } });
+    expect((await h.relay.get(card.id)).answer).toEqual({ q1: { selected: ['SQLite'] } });
     await h.idle();
     expect(message.edits).toHaveLength(1);
   });
 
   it('refuses a press from someone who may not answer, privately, and changes nothing', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     expect((await send(buttonPress(EVE, idOf(message, 'PostgreSQL'), message))).body).toEqual(privately(NOT_AN_ANSWERER));
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     const refused = h.store.audit.list().filter((e) => e.event === 'card.refused');
     expect(refused).toMatchObject([{ cardId: card.id, actor: { kind: 'human', id: `discord:${EVE.id}` }, surface: 'discord', detail: { action: 'answer', code: 'not_an_answerer' } }]);
     // Eve's Reply… gets the same refusal instead of a modal, and a forged modal submit too.
@@ -252,7 +252,7 @@ describe('discord channel', () => {
     // Every refusal is audited: the press, the Reply… and the forged submit.
     expect(h.store.audit.list().filter((e) => e.event === 'card.refused')).toHaveLength(3);
     await h.idle();
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     expect(message.edits).toHaveLength(0);
   });
 
@@ -267,7 +267,7 @@ describe('discord channel', () => {
 
   it('waits out a 429 for exactly the retry-after Discord sent', async () => {
     fake.rateLimitNext(2);
-    h.ask(single);
+    await h.ask(single);
     await h.idle();
     expect(fake.messages).toHaveLength(0);
     expect(fake.requests.map((r) => r.method)).toEqual(['POST']);
@@ -282,7 +282,7 @@ describe('discord channel', () => {
 
   it('a fractional retry_after waits the whole seconds of Retry-After; a global limit pauses the same way', async () => {
     fake.rateLimitNext(1.2, 1, true);
-    h.ask(single);
+    await h.ask(single);
     await h.idle();
     await h.advance(1_900);
     expect(fake.messages).toHaveLength(0);
@@ -291,20 +291,20 @@ describe('discord channel', () => {
   });
 
   it('an outage loses nothing: cards stay answerable, and posts and edits go out once Discord is back', async () => {
-    const before = h.ask(single);
+    const before = await h.ask(single);
     await h.idle();
     const [first] = fake.messages;
     await fake.setDown(true);
-    const during = h.ask(single);
-    const answeredMeanwhile = h.ask(single);
-    h.relay.answer(before.id, { q1: { selected: ['PostgreSQL'] } });
-    h.relay.answer(answeredMeanwhile.id, { q1: { selected: ['SQLite'] } });
+    const during = await h.ask(single);
+    const answeredMeanwhile = await h.ask(single);
+    await h.relay.answer(before.id, { q1: { selected: ['PostgreSQL'] } });
+    await h.relay.answer(answeredMeanwhile.id, { q1: { selected: ['SQLite'] } });
     await h.idle();
     await h.advance(1_000);
     await h.advance(2_000);
     expect(fake.messages).toHaveLength(1);
     expect(first.edits).toHaveLength(0);
-    expect(h.relay.get(answeredMeanwhile.id).status).toBe('answered');
+    expect((await h.relay.get(answeredMeanwhile.id)).status).toBe('answered');
     expect(h.logs.some((l) => l.includes('cannot deliver the post of card') && l.includes('503'))).toBe(true);
 
     await fake.setDown(false);
@@ -322,7 +322,7 @@ describe('discord channel', () => {
 
   it('refused connections count as an outage too', async () => {
     await fake.setDown('refuse');
-    h.ask(single);
+    await h.ask(single);
     await h.idle();
     expect(h.logs.some((l) => l.includes('cannot reach Discord'))).toBe(true);
     await fake.setDown(false);
@@ -332,7 +332,7 @@ describe('discord channel', () => {
 
   it('an outbox job survives a restart', async () => {
     await fake.setDown(true);
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     expect(fake.messages).toHaveLength(0);
     h = await h.restart();
@@ -342,16 +342,16 @@ describe('discord channel', () => {
     const [message] = fake.messages;
     expect(await send(buttonPress(ADA, idOf(message, 'SQLite'), message))).toEqual({ status: 200, body: DEFERRED_UPDATE });
     await h.idle();
-    expect(h.relay.get(card.id).status).toBe('answered');
+    expect((await h.relay.get(card.id)).status).toBe('answered');
     expect(message.edits).toHaveLength(1);
   });
 
   it('a message deleted in Discord is given up with a log line, not retried', async () => {
-    h.ask(single);
+    await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     fake.deleteMessage(message.id);
-    h.relay.answer(h.relay.list({ status: 'pending' })[0].id, { q1: { selected: ['SQLite'] } });
+    await h.relay.answer((await h.relay.list({ status: 'pending' }))[0].id, { q1: { selected: ['SQLite'] } });
     await h.idle();
     expect(h.logs.some((l) => l.includes('gave up on the close') && l.includes('Unknown Message'))).toBe(true);
     await h.advance(60_000);

@@ -37,9 +37,9 @@ describe('Mattermost through a running relay', () => {
     const click = await fake.click({ post: post.post.id, user: ALICE, option: 0 });
     expect(click).toEqual({ status: 200, integration: { status: 200, body: {} } });
 
-    expect(relay.relay.get(card.id)).toMatchObject({
+    expect(await relay.relay.get(card.id)).toMatchObject({
       status: 'answered',
-      answer: { [relay.relay.get(card.id).questions[0].id]: { selected: ['PostgreSQL'] } },
+      answer: { [(await relay.relay.get(card.id)).questions[0].id]: { selected: ['PostgreSQL'] } },
       answeredBy: { kind: 'human', id: `mattermost:${ALICE}`, surface: 'mattermost' },
     });
     await waitUntil(() => post.history.length === 1, 'the closing edit');
@@ -53,8 +53,8 @@ describe('Mattermost through a running relay', () => {
     const second = (await colors.json()) as { id: string };
     const textPost = await waitUntil(() => fake!.cardPosts()[1], 'the second card post');
     fake.reply({ user: ALICE, root: textPost.post.id, message: 'red, blue' });
-    await waitUntil(() => relay!.relay.get(second.id).status === 'answered', 'the reply taken');
-    expect(Object.values(relay.relay.get(second.id).answer!)).toEqual([{ selected: ['Red', 'Blue'] }]);
+    await waitUntil(async () => (await relay!.relay.get(second.id)).status === 'answered', 'the reply taken');
+    expect(Object.values((await relay.relay.get(second.id)).answer!)).toEqual([{ selected: ['Red', 'Blue'] }]);
     await waitUntil(() => fake!.cardPosts()[1].history.length === 1, 'the second closing edit');
   });
 });

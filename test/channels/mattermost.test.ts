@@ -44,7 +44,7 @@ function start(dataDir?: string): Promise<ChannelHarness> {
 }
 
 async function askAndPost(draft: CardDraft) {
-  const card = h.ask(draft);
+  const card = await h.ask(draft);
   await h.idle();
   const post = fake.cardPosts().at(-1)!;
   expect(post).toBeDefined();
@@ -86,7 +86,7 @@ describe('Mattermost channel', () => {
     const { card, post } = await askAndPost(database);
     const click = await fake.click({ post: post.post.id, user: ALICE, option: 1 });
     expect(click).toEqual({ status: 200, integration: { status: 200, body: {} } });
-    const answered = h.relay.get(card.id);
+    const answered = await h.relay.get(card.id);
     expect(answered.status).toBe('answered');
     expect(answered.answer).toEqual({ db: { selected: ['SQLite'] } });
     expect(answered.answeredBy).toEqual({ kind: 'human', id: `mattermost:${ALICE}`, surface: 'mattermost' });
@@ -114,7 +114,7 @@ describe('Mattermost channel', () => {
     const click = await fake.click({ post: post.post.id, user: MALLORY, option: 0 });
     expect(click.integration).toEqual({ status: 200, body: { ephemeral_text: NOT_AN_ANSWERER } });
     expect(fake.ephemerals).toEqual([{ user_id: MALLORY, channel_id: fake.channelId, root_id: post.post.id, message: NOT_AN_ANSWERER, via: 'action' }]);
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     const refused = await waitUntil(() => h.store.audit.list().find((e) => e.event === 'card.refused'), 'the audit entry');
     expect(refused).toMatchObject({ cardId: card.id, actor: { kind: 'human', id: `mattermost:${MALLORY}` }, surface: 'mattermost', detail: { action: 'answer', code: 'not_an_answerer' } });
     await h.idle();
@@ -123,10 +123,10 @@ describe('Mattermost channel', () => {
 
   it('tells a late clicker privately that the card is closed', async () => {
     const { card, post } = await askAndPost(database);
-    h.relay.answer(card.id, { db: { selected: ['PostgreSQL'] } });
+    await h.relay.answer(card.id, { db: { selected: ['PostgreSQL'] } });
     const click = await fake.click({ post: post.post.id, user: ALICE, option: 1 });
     expect(click.integration?.body).toEqual({ ephemeral_text: 'Already answered: PostgreSQL.' });
-    expect(h.relay.get(card.id).answer).toEqual({ db: { selected: ['PostgreSQL'] } });
+    expect((await h.relay.get(card.id)).answer).toEqual({ db: { selected: ['PostgreSQL'] } });
   });
 
   it('refuses a forged or tampered button with 401 and changes nothing', async () => {
@@ -143,7 +143,7 @@ describe('Mattermost channel', () => {
     const bad = await send('not an action');
     expect(bad.status).toBe(400);
     expect((await bad.json()).error.code).toBe('invalid_request');
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     await h.idle();
     expect(edits(post).history).toHaveLength(0);
   });
@@ -160,7 +160,7 @@ describe('Mattermost channel', () => {
     // Just after the card expired (the closing edit takes the buttons away, but a stale
     // screen may still show them), the clicker is told so privately.
     await h.advance(Date.parse(card.expiresAt) - h.clock.now() + 1);
-    expect(h.relay.get(card.id).status).toBe('expired');
+    expect((await h.relay.get(card.id)).status).toBe('expired');
     const late = await click(ALICE);
     expect(late.status).toBe(200);
     expect(await late.json()).toEqual({ ephemeral_text: 'This question expired; nobody is waiting for the answer any more.' });
@@ -169,8 +169,8 @@ describe('Mattermost channel', () => {
     const expired = await click(ALICE);
     expect(expired.status).toBe(401);
     expect(await expired.json()).toEqual({ error: { code: 'unauthorized', message: 'This button expired with its question; nothing changed.' } });
-    expect(h.relay.get(card.id).status).toBe('expired');
-    expect(h.relay.get(card.id).answer).toBeUndefined();
+    expect((await h.relay.get(card.id)).status).toBe('expired');
+    expect((await h.relay.get(card.id)).answer).toBeUndefined();
   });
 
   it('takes the clicker only from the user_id Mattermost sets, never from the context', async () => {
@@ -185,10 +185,10 @@ describe('Mattermost channel', () => {
     // Names slipped into the signed context change nothing: the HMAC does not cover them and they are not read.
     const refused = await click(MALLORY, { user_id: ALICE, user: ALICE, user_name: 'alice' });
     expect(await refused.json()).toEqual({ ephemeral_text: NOT_AN_ANSWERER });
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     const taken = await click(ALICE, { user_id: MALLORY });
     expect(await taken.json()).toEqual({});
-    expect(h.relay.get(card.id).answeredBy).toEqual({ kind: 'human', id: `mattermost:${ALICE}`, surface: 'mattermost' });
+    expect((await h.relay.get(card.id)).answeredBy).toEqual({ kind: 'human', id: `mattermost:${ALICE}`, surface: 'mattermost' });
   });
 
   it('takes a thread reply to a multi-select card, read by the reply parser', async () => {
@@ -196,7 +196,10 @@ describe('Mattermost channel', () => {
     expect(post.post.props).toEqual({});
     fake.reply({ user: ALICE, root: post.post.id, message: '1, 3' });
     await poll();
-    const answered = await waitUntil(() => (h.relay.get(card.id).status === 'answered' ? h.relay.get(card.id) : undefined), 'the answer');
+    const answered = await waitUntil(async () => {
+      const c = await h.relay.get(card.id);
+      return c.status === 'answered' ? c : undefined;
+    }, 'the answer');
     expect(answered.answer).toEqual({ colors: { selected: ['Red', 'Blue'] } });
     expect(answered.answeredBy).toEqual({ kind: 'human', id: `mattermost:${ALICE}`, surface: 'mattermost' });
     await h.idle();
@@ -214,7 +217,10 @@ describe('Mattermost channel', () => {
     });
     fake.reply({ user: ALICE, root: post.post.id, message: 'db: SQLite\ncache: 1' });
     await poll();
-    const answered = await waitUntil(() => (h.relay.get(card.id).status === 'answered' ? h.relay.get(card.id) : undefined), 'the answer');
+    const answered = await waitUntil(async () => {
+      const c = await h.relay.get(card.id);
+      return c.status === 'answered' ? c : undefined;
+    }, 'the answer');
     expect(answered.answer).toEqual({ db: { selected: ['SQLite'] }, cache: { selected: ['Redis'] } });
   });
 
@@ -236,7 +242,7 @@ describe('Mattermost channel', () => {
     expect(fake.ephemerals[1].user_id).toBe(ALICE);
     expect(fake.ephemerals[1].message).toMatch(/^Could not read that as an answer/);
     expect(fake.ephemerals[1].message).not.toContain('purple');
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     expect(fake.ephemerals).toHaveLength(2);
   });
 
@@ -260,7 +266,10 @@ describe('Mattermost channel', () => {
     fake.rateLimitNext(10, 1, 'GET /api/v4/channels/' + fake.channelId + '/posts');
     await poll();
     await poll();
-    const answered = await waitUntil(() => (h.relay.get(card.id).status === 'answered' ? h.relay.get(card.id) : undefined), 'the answer');
+    const answered = await waitUntil(async () => {
+      const c = await h.relay.get(card.id);
+      return c.status === 'answered' ? c : undefined;
+    }, 'the answer');
     expect(answered.answer).toEqual({ colors: { selected: ['Green'] } });
     expect(h.logs.filter((l) => l.includes('cannot read the channel'))).toHaveLength(1);
     await waitUntil(() => h.logs.some((l) => l.includes('works again')), 'the recovery line');
@@ -268,14 +277,14 @@ describe('Mattermost channel', () => {
 
   it('edits the post once when the card is answered elsewhere, expires or is cancelled', async () => {
     const elsewhere = await askAndPost(database);
-    h.relay.answer(elsewhere.card.id, { db: { selected: ['PostgreSQL'] } });
+    await h.relay.answer(elsewhere.card.id, { db: { selected: ['PostgreSQL'] } });
     const cancelled = await askAndPost({ questions: [{ id: 'q', text: 'Go on?', options: ['Yes', 'No'] }] });
-    h.relay.cancel(cancelled.card.id);
+    await h.relay.cancel(cancelled.card.id);
     const expiring = await askAndPost(colors);
     await h.idle();
     await h.advance(3_600_000);
     await h.idle();
-    expect(h.relay.get(expiring.card.id).status).toBe('expired');
+    expect((await h.relay.get(expiring.card.id)).status).toBe('expired');
     expect(edits(elsewhere.post).history).toHaveLength(1);
     expect(edits(elsewhere.post).post.message.endsWith('\n\nAnswered: PostgreSQL')).toBe(true);
     expect(edits(cancelled.post).history).toHaveLength(1);
@@ -287,7 +296,7 @@ describe('Mattermost channel', () => {
 
   it('waits exactly as long as a 429 asks before posting', async () => {
     fake.rateLimitNext(30, 1, 'POST /api/v4/posts');
-    h.ask(database);
+    await h.ask(database);
     await h.idle();
     expect(fake.cardPosts()).toHaveLength(0);
     const limited = fake.requests.find((r) => r.method === 'POST' && r.path === '/api/v4/posts');
@@ -301,7 +310,7 @@ describe('Mattermost channel', () => {
 
   it('loses no card in an outage: posts once the server is back, and edits once after', async () => {
     fake.setDown('refuse');
-    const card = h.ask(database);
+    const card = await h.ask(database);
     await h.idle();
     await h.advance(1000);
     expect(fake.cardPosts()).toHaveLength(0);
@@ -312,7 +321,7 @@ describe('Mattermost channel', () => {
 
     fake.setDown(true);
     // Answerable on every other surface meanwhile.
-    expect(h.relay.answer(card.id, { db: { selected: ['SQLite'] } }).status).toBe('answered');
+    expect((await h.relay.answer(card.id, { db: { selected: ['SQLite'] } })).status).toBe('answered');
     await h.idle();
     await h.advance(1000);
     expect(edits(post).history).toHaveLength(0);
@@ -328,21 +337,21 @@ describe('Mattermost channel', () => {
     const answered = await askAndPost(database);
     fake.reply({ user: ALICE, root: answered.post.post.id, message: '2' });
     await poll();
-    await waitUntil(() => h.relay.get(answered.card.id).status === 'answered', 'the first answer');
+    await waitUntil(async () => (await h.relay.get(answered.card.id)).status === 'answered', 'the first answer');
     await h.stop(true);
     fake.reply({ user: ALICE, root: post.post.id, message: 'Red, Blue' });
     clock.advance(60_000);
     h = await start(h.dataDir);
     await poll();
-    await waitUntil(() => h.relay.get(card.id).status === 'answered', 'the reply made while stopped');
-    expect(h.relay.get(card.id).answer).toEqual({ colors: { selected: ['Red', 'Blue'] } });
+    await waitUntil(async () => (await h.relay.get(card.id)).status === 'answered', 'the reply made while stopped');
+    expect((await h.relay.get(card.id)).answer).toEqual({ colors: { selected: ['Red', 'Blue'] } });
     // The reply read before the restart is not read again (no "Already answered" notice for it).
     expect(fake.requests.filter((r) => r.path.endsWith('/posts/ephemeral'))).toHaveLength(0);
   });
 
   it('keeps an outbox job across a restart', async () => {
     fake.setDown(true);
-    const card = h.ask(colors);
+    const card = await h.ask(colors);
     await h.idle();
     expect(fake.cardPosts()).toHaveLength(0);
     fake.setDown(false);
@@ -354,7 +363,7 @@ describe('Mattermost channel', () => {
     // The new relay reads the thread too.
     fake.reply({ user: ALICE, root: post.post.id, message: 'Red' });
     await poll();
-    await waitUntil(() => h.relay.get(card.id).status === 'answered', 'the answer');
+    await waitUntil(async () => (await h.relay.get(card.id)).status === 'answered', 'the answer');
   });
 
   it('stops polling when stopped', async () => {

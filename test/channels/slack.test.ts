@@ -43,7 +43,7 @@ afterEach(() => stopHarnessAndFake(h, fake));
 
 describe('slack channel', () => {
   it('posts a single-choice card with Block Kit buttons, the way @slack/web-api sends it', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     expect(fake.messages).toHaveLength(1);
     const [message] = fake.messages;
@@ -59,13 +59,13 @@ describe('slack channel', () => {
   });
 
   it('a tap from an answerer answers the card, and the message is edited once to "Answered: …"', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     const res = await click(message.ts, 0, ADA);
     expect(res.status).toBe(200);
     expect(await res.text()).toBe('');
-    const answered = h.relay.get(card.id);
+    const answered = await h.relay.get(card.id);
     expect(answered.status).toBe('answered');
     expect(answered.answer).toEqual({ q1: { selected: ['PostgreSQL'] } });
     expect(answered.answeredBy).toEqual({ kind: 'human', id: `slack:${ADA}`, surface: 'slack' });
@@ -78,19 +78,19 @@ describe('slack channel', () => {
   });
 
   it('a reply in the thread answers a multi-select card, read by the reply parser', async () => {
-    const card = h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green', 'Blue'], multiSelect: true }] });
+    const card = await h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green', 'Blue'], multiSelect: true }] });
     await h.idle();
     const [message] = fake.messages;
     expect(buttonsOf(message.blocks)).toEqual([]);
     expect((await replyInThread(message.ts, ADA, '1, blue')).status).toBe(200);
-    expect(h.relay.get(card.id).answer).toEqual({ q1: { selected: ['Red', 'Blue'] } });
+    expect((await h.relay.get(card.id)).answer).toEqual({ q1: { selected: ['Red', 'Blue'] } });
     await h.idle();
     expect(message.edits).toHaveLength(1);
     expect(lastLine(message.blocks)).toBe('*Answered: Red, Blue*');
   });
 
   it('a reply in the thread answers several questions with keyed lines; the typed text is not echoed', async () => {
-    const card = h.ask({
+    const card = await h.ask({
       questions: [
         { id: 'db', header: 'Database', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] },
         { id: 'name', text: 'What is the service called?' },
@@ -99,7 +99,7 @@ describe('slack channel', () => {
     await h.idle();
     const [message] = fake.messages;
     await replyInThread(message.ts, ADA, 'name: ledger-secret-7\ndb: 2');
-    expect(h.relay.get(card.id).answer).toEqual({ db: { selected: ['SQLite'] }, name: { selected: [], text: 'ledger-secret-7' } });
+    expect((await h.relay.get(card.id)).answer).toEqual({ db: { selected: ['SQLite'] }, name: { selected: [], text: 'ledger-secret-7' } });
     await h.idle();
     expect(message.edits).toHaveLength(1);
     expect(lastLine(message.blocks)).toBe('*Answered: Database: SQLite; name: a written answer*');
@@ -107,7 +107,7 @@ describe('slack channel', () => {
   });
 
   it('ignores bot messages, edits and threads that are not cards', async () => {
-    const card = h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true }] });
+    const card = await h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true }] });
     await h.idle();
     const [message] = fake.messages;
     await replyInThread(message.ts, ADA, '1', { bot_id: 'B0OTHER' });
@@ -116,7 +116,7 @@ describe('slack channel', () => {
     // Events of other shapes still get their 200 (or Slack would retry them and switch events off).
     const teamJoin = JSON.stringify({ type: 'event_callback', event: { type: 'team_join', user: { id: 'U0NEW', name: 'new' } } });
     expect((await deliver(`${h.url}/channels/slack/events`, SECRET, teamJoin, h.clock.now())).status).toBe(200);
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     expect(fake.ephemerals).toEqual([]);
   });
 
@@ -128,15 +128,15 @@ describe('slack channel', () => {
   });
 
   it('closes the message once when the card is answered elsewhere, expires or is cancelled', async () => {
-    const elsewhere = h.ask(single);
-    const expiring = h.ask({ ...single, waitSeconds: 60 });
-    const cancelled = h.ask(single);
+    const elsewhere = await h.ask(single);
+    const expiring = await h.ask({ ...single, waitSeconds: 60 });
+    const cancelled = await h.ask(single);
     await h.idle();
     const [a, b, c] = fake.messages;
-    h.relay.answer(elsewhere.id, { q1: { selected: ['SQLite'] } });
-    h.relay.cancel(cancelled.id);
+    await h.relay.answer(elsewhere.id, { q1: { selected: ['SQLite'] } });
+    await h.relay.cancel(cancelled.id);
     await h.advance(61_000);
-    expect(h.relay.get(expiring.id).status).toBe('expired');
+    expect((await h.relay.get(expiring.id)).status).toBe('expired');
     await h.advance(60_000);
     expect([a, b, c].map((m) => m.edits.length)).toEqual([1, 1, 1]);
     expect([a, b, c].map((m) => lastLine(m.blocks))).toEqual(['*Answered: SQLite*', '*Expired*', '*Cancelled*']);
@@ -144,7 +144,7 @@ describe('slack channel', () => {
   });
 
   it('ignores the same tap within a minute: no notice, no second edit', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     // Someone whose Slack still shows the buttons taps PostgreSQL later on.
@@ -153,7 +153,7 @@ describe('slack channel', () => {
     await click(message.ts, 1, ADA);
     await h.idle();
     await new Promise((resolve) => setImmediate(resolve));
-    expect(h.relay.get(card.id).answer).toEqual({ q1: { selected: ['SQLite'] } });
+    expect((await h.relay.get(card.id)).answer).toEqual({ q1: { selected: ['SQLite'] } });
     expect(message.edits).toHaveLength(1);
     expect(fake.ephemerals).toEqual([]);
     // Another button after that: told privately it was already answered.
@@ -164,13 +164,13 @@ describe('slack channel', () => {
   });
 
   it('refuses a tap from someone who may not answer, privately and politely; the refusal is audited', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     expect((await click(message.ts, 0, EVE)).status).toBe(200);
     await waitUntil(() => fake.ephemerals.length === 1, 'the private notice');
     expect(fake.ephemerals[0]).toEqual({ channel: 'C0ASKRELAY', user: EVE, text: NOT_AN_ANSWERER });
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     await h.idle();
     expect(message.edits).toHaveLength(0);
     const refused = h.store.audit.list().filter((e) => e.event === 'card.refused');
@@ -179,7 +179,7 @@ describe('slack channel', () => {
   });
 
   it('tells an unreadable thread reply privately, in the thread, without repeating it', async () => {
-    const card = h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
+    const card = await h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
     await h.idle();
     const [message] = fake.messages;
     await replyInThread(message.ts, ADA, 'purple-hunter2');
@@ -187,11 +187,11 @@ describe('slack channel', () => {
     expect(fake.ephemerals[0]).toMatchObject({ channel: 'C0ASKRELAY', user: ADA, thread_ts: message.ts });
     expect(fake.ephemerals[0].text).toMatch(/^Could not read that as an answer/);
     expect(fake.ephemerals[0].text).not.toContain('purple-hunter2');
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
   it('refuses a bad signature or a stale timestamp with 401, and nothing changes', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     const url = `${h.url}/channels/slack/interactions`;
@@ -210,7 +210,7 @@ describe('slack channel', () => {
     const event = await fetch(`${h.url}/channels/slack/events`, { method: 'POST', headers: slackHeaders('nope', '{}', now, 'application/json'), body: '{}' });
     expect(event.status).toBe(401);
     await h.idle();
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     expect(message.edits).toHaveLength(0);
     expect(fake.ephemerals).toEqual([]);
     // Signed but malformed: a clear 400.
@@ -220,7 +220,7 @@ describe('slack channel', () => {
   });
 
   it('refuses a signed request sent a second time (a replay) with 401; Slack’s own re-signed retry still passes', async () => {
-    h.ask(single);
+    await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     const url = `${h.url}/channels/slack/interactions`;
@@ -242,7 +242,7 @@ describe('slack channel', () => {
 
   it('waits out a 429 for exactly its Retry-After, then posts once', async () => {
     fake.rateLimitNext(30);
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     expect(fake.messages).toHaveLength(0);
     expect(posts()).toHaveLength(1);
@@ -256,13 +256,13 @@ describe('slack channel', () => {
   });
 
   it('through an outage the card stays answerable elsewhere, and the edit arrives once Slack is back', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = fake.messages;
     await fake.setDown(true);
-    h.relay.answer(card.id, { q1: { selected: ['SQLite'] } });
+    await h.relay.answer(card.id, { q1: { selected: ['SQLite'] } });
     await h.idle();
-    expect(h.relay.get(card.id).status).toBe('answered');
+    expect((await h.relay.get(card.id)).status).toBe('answered');
     await h.advance(1_000);
     await h.advance(2_000);
     expect(message.edits).toHaveLength(0);
@@ -276,7 +276,7 @@ describe('slack channel', () => {
 
   it('a card asked while Slack refuses connections is posted once when it is back', async () => {
     await fake.setDown('refuse');
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     await h.advance(1_000);
     expect(fake.messages).toHaveLength(0);
@@ -285,12 +285,12 @@ describe('slack channel', () => {
     expect(fake.messages).toHaveLength(1);
     await h.advance(60_000);
     expect(fake.messages).toHaveLength(1);
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
   it('an outbox job survives a restart of the relay', async () => {
     await fake.setDown(true);
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     expect(fake.messages).toHaveLength(0);
     h = await h.restart();
@@ -299,7 +299,7 @@ describe('slack channel', () => {
     expect(fake.messages).toHaveLength(1);
     const [message] = fake.messages;
     await click(message.ts, 0, ADA);
-    expect(h.relay.get(card.id).answer).toEqual({ q1: { selected: ['PostgreSQL'] } });
+    expect((await h.relay.get(card.id)).answer).toEqual({ q1: { selected: ['PostgreSQL'] } });
     await h.idle();
     expect(message.edits).toHaveLength(1);
   });
@@ -316,8 +316,8 @@ describe('slack channel', () => {
       config: { slack: { token: fake.token, channel: 'C0NOSUCH', answerers: [ADA], signingSecret: SECRET, apiUrl: fake.url } },
     });
     try {
-      revoked.ask(single);
-      unknown.ask(single);
+      await revoked.ask(single);
+      await unknown.ask(single);
       await Promise.all([revoked.idle(), unknown.idle()]);
       expect(revoked.store.channels.jobs('slack')).toMatchObject([{ action: 'post', attempts: 1, lastError: 'chat.postMessage: invalid_auth' }]);
       expect(unknown.store.channels.jobs('slack')).toEqual([]);
@@ -330,10 +330,10 @@ describe('slack channel', () => {
   });
 
   it('gives up on a message Slack no longer has (message_not_found), with a log line', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     fake.messages.splice(0);
-    h.relay.cancel(card.id);
+    await h.relay.cancel(card.id);
     await h.idle();
     expect(h.logs.some((line) => line.includes('gave up') && line.includes('message_not_found'))).toBe(true);
     expect(h.store.channels.jobs('slack')).toEqual([]);

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { NOT_AN_ANSWERER } from '../../src/channels/inbox.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncCards } from '../../src/store/store.js';
 import { telegramChannel } from '../../src/channels/telegram/index.js';
 import { startChannelHarness, stopHarnessAndFake, type ChannelHarness } from '../support/channel-harness.js';
 import { runCli } from '../support/cli.js';
@@ -42,7 +43,7 @@ afterEach(() => stopHarnessAndFake(h, fake));
 
 describe('telegram channel', () => {
   it('posts a single-choice card with buttons; a tap answers it and the message is edited once', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = cardMessages();
     expect(message.chat.id).toBe(CHAT);
@@ -51,7 +52,10 @@ describe('telegram channel', () => {
     expect(h.store.channels.messageOf('telegram', card.id)).toEqual({ chat: String(CHAT), message: `${CHAT}/${message.message_id}`, closed: false });
 
     fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[0][0].callback_data);
-    const answered = await waitUntil(() => h.relay.get(card.id).status === 'answered' && h.relay.get(card.id), 'the tap to answer');
+    const answered = await waitUntil(async () => {
+      const c = await h.relay.get(card.id);
+      return c.status === 'answered' && c;
+    }, 'the tap to answer');
     expect(answered.answer).toEqual({ q1: { selected: ['PostgreSQL'] } });
     expect(answered.answeredBy).toEqual({ kind: 'human', id: 'telegram:42', surface: 'telegram' });
     await waitUntil(() => fake.callbackAnswers.length === 1, 'the toast');
@@ -63,7 +67,7 @@ describe('telegram channel', () => {
   });
 
   it('ignores the same tap within a minute; another button after that is told it was answered', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = cardMessages();
     const [[postgres], [sqlite]] = message.reply_markup.inline_keyboard;
@@ -76,18 +80,18 @@ describe('telegram channel', () => {
     await waitUntil(() => fake.callbackAnswers.length === 3, 'the third tap');
     expect(fake.callbackAnswers[2]).toMatchObject({ text: 'Already answered: SQLite.', show_alert: true });
     await h.idle();
-    expect(h.relay.get(card.id).answer).toEqual({ q1: { selected: ['SQLite'] } });
+    expect((await h.relay.get(card.id)).answer).toEqual({ q1: { selected: ['SQLite'] } });
     expect(message.edits).toHaveLength(1);
   });
 
   it('refuses a tap from someone who may not answer, politely, and changes nothing', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = cardMessages();
     fake.tap(EVE, message.message_id, message.reply_markup.inline_keyboard[0][0].callback_data);
     await waitUntil(() => fake.callbackAnswers.length === 1, 'the refusal');
     expect(fake.callbackAnswers[0]).toMatchObject({ text: NOT_AN_ANSWERER, show_alert: true });
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
     expect(message.edits).toHaveLength(0);
     const refused = h.store.audit.list().filter((e) => e.event === 'card.refused');
     expect(refused).toMatchObject([{ cardId: card.id, actor: { kind: 'human', id: 'telegram:66' }, surface: 'telegram', detail: { action: 'answer', code: 'not_an_answerer' } }]);
@@ -99,17 +103,20 @@ describe('telegram channel', () => {
   });
 
   it('Other… opens a forced reply without answering; the typed reply answers and is not echoed', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = cardMessages();
     fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[2][0].callback_data);
     const prompt = await waitUntil(() => fake.sent.find((m) => m.reply_markup?.force_reply), 'the forced-reply prompt');
     expect(prompt.text).toBe('Ada, type your answer to “Which database?” as a reply to this message.');
     expect(prompt.reply_markup).toEqual({ force_reply: true, selective: true, input_field_placeholder: 'Your answer' });
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
 
     fake.reply(ADA, prompt.message_id, 'MariaDB on port 3307');
-    const answered = await waitUntil(() => h.relay.get(card.id).status === 'answered' && h.relay.get(card.id), 'the reply to answer');
+    const answered = await waitUntil(async () => {
+      const c = await h.relay.get(card.id);
+      return c.status === 'answered' && c;
+    }, 'the reply to answer');
     expect(answered.answer).toEqual({ q1: { selected: [], text: 'MariaDB on port 3307' } });
     await h.idle();
     expect(message.edits).toHaveLength(1);
@@ -118,40 +125,40 @@ describe('telegram channel', () => {
   });
 
   it('multi-select and several questions are answered by replying to the card in text', async () => {
-    const colours = h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green', 'Blue'], multiSelect: true }] });
-    const setup = h.ask({ questions: [{ id: 'db', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }, { id: 'port', text: 'Which port?' }] });
+    const colours = await h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green', 'Blue'], multiSelect: true }] });
+    const setup = await h.ask({ questions: [{ id: 'db', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }, { id: 'port', text: 'Which port?' }] });
     await h.idle();
     const [first, second] = cardMessages();
     expect(first.reply_markup).toBeUndefined();
     fake.reply(ADA, first.message_id, '1, 3');
     fake.reply(ADA, second.message_id, 'db: 2\nport: 5432');
-    await waitUntil(() => h.relay.get(setup.id).status === 'answered' && h.relay.get(colours.id).status === 'answered', 'both replies');
-    expect(h.relay.get(colours.id).answer).toEqual({ q1: { selected: ['Red', 'Blue'] } });
-    expect(h.relay.get(setup.id).answer).toEqual({ db: { selected: ['SQLite'] }, port: { selected: [], text: '5432' } });
+    await waitUntil(async () => (await h.relay.get(setup.id)).status === 'answered' && (await h.relay.get(colours.id)).status === 'answered', 'both replies');
+    expect((await h.relay.get(colours.id)).answer).toEqual({ q1: { selected: ['Red', 'Blue'] } });
+    expect((await h.relay.get(setup.id)).answer).toEqual({ db: { selected: ['SQLite'] }, port: { selected: [], text: '5432' } });
     await h.idle();
     expect(first.text.endsWith('Answered: Red, Blue')).toBe(true);
     expect(second.text.endsWith('Answered: db: SQLite; port: a written answer')).toBe(true);
   });
 
   it('an unreadable reply gets a notice that does not repeat it; the card stays open', async () => {
-    const card = h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
+    const card = await h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
     await h.idle();
     const [message] = cardMessages();
     const reply = fake.reply(ADA, message.message_id, 'purple sparkles');
     const notice = await waitUntil(() => fake.sent.find((m) => m.reply_to_message?.message_id === reply), 'the notice');
     expect(notice.text).toMatch(/^Could not read that as an answer: /);
     expect(notice.text).not.toContain('purple sparkles');
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
   it('closes the message once when the card is answered elsewhere, expires or is cancelled', async () => {
-    const elsewhere = h.ask(single);
-    const expiring = h.ask({ ...single, waitSeconds: 60 });
-    const cancelled = h.ask(single);
+    const elsewhere = await h.ask(single);
+    const expiring = await h.ask({ ...single, waitSeconds: 60 });
+    const cancelled = await h.ask(single);
     await h.idle();
     const [a, b, c] = cardMessages();
-    h.relay.answer(elsewhere.id, { q1: { selected: ['SQLite'] } });
-    h.relay.cancel(cancelled.id);
+    await h.relay.answer(elsewhere.id, { q1: { selected: ['SQLite'] } });
+    await h.relay.cancel(cancelled.id);
     await h.advance(61_000);
     expect(a.text.endsWith('Answered: SQLite')).toBe(true);
     expect(b.text.endsWith('Expired')).toBe(true);
@@ -165,7 +172,7 @@ describe('telegram channel', () => {
 
   it('waits exactly as long as a 429 asks before posting', async () => {
     fake.rateLimitNext(30);
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     expect(cardMessages()).toHaveLength(0);
     expect(h.logs.join('\n')).toContain('rate limited; the post of card');
@@ -175,12 +182,12 @@ describe('telegram channel', () => {
     expect(cardMessages()).toHaveLength(1);
     expect(fake.requests.filter((r) => r.method === 'sendMessage')).toHaveLength(2);
     expect(h.store.channels.jobs('telegram')).toEqual([]);
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
   it('after a 429, goes on in the order the cards came, retrying only the first', async () => {
     fake.rateLimitNext(30);
-    const cards = [h.ask(single), h.ask({ questions: [{ text: 'Second?' }] }), h.ask({ questions: [{ text: 'Third?' }] })];
+    const cards = [await h.ask(single), await h.ask({ questions: [{ text: 'Second?' }] }), await h.ask({ questions: [{ text: 'Third?' }] })];
     await h.idle();
     await h.advance(30_000);
     expect(cardMessages().map((m) => h.store.channels.cardOfMessage('telegram', `${CHAT}/${m.message_id}`))).toEqual(cards.map((c) => c.id));
@@ -189,11 +196,11 @@ describe('telegram channel', () => {
   });
 
   it('a closing edit Telegram refuses for good (the message was deleted) is given up once, not at every start', async () => {
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     const [message] = cardMessages();
     fake.messages.delete(message.message_id);
-    h.relay.answer(card.id, { q1: { selected: ['SQLite'] } });
+    await h.relay.answer(card.id, { q1: { selected: ['SQLite'] } });
     await h.idle();
     expect(h.logs).toEqual([`telegram: gave up on the close of card ${card.id}: editMessageText: Bad Request: message to edit not found`]);
     h = await h.restart();
@@ -203,7 +210,7 @@ describe('telegram channel', () => {
   });
 
   it('an update handled before a restart is not handled again after it', async () => {
-    h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
+    await h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
     await h.idle();
     const [message] = cardMessages();
     fake.reply(ADA, message.message_id, 'purple');
@@ -219,10 +226,10 @@ describe('telegram channel', () => {
 
   it('an outage loses nothing: the card is answerable meanwhile, posts and edits arrive once Telegram is back', async () => {
     fake.setDown('refuse');
-    const waiting = h.ask(single);
-    const answeredMeanwhile = h.ask(single);
+    const waiting = await h.ask(single);
+    const answeredMeanwhile = await h.ask(single);
     await h.idle();
-    expect(h.relay.answer(answeredMeanwhile.id, { q1: { selected: ['SQLite'] } }).status).toBe('answered');
+    expect((await h.relay.answer(answeredMeanwhile.id, { q1: { selected: ['SQLite'] } })).status).toBe('answered');
     await h.advance(1_000);
     fake.setDown('error');
     await h.advance(2_000);
@@ -237,14 +244,14 @@ describe('telegram channel', () => {
   });
 
   it('a listed person answers an approval card, which agents never may', async () => {
-    const approval = h.ask({ kind: 'approval', title: 'Start a session', questions: [{ text: 'Start a claude session?', options: ['Approve', 'Deny'], freeText: false }] });
+    const approval = await h.ask({ kind: 'approval', title: 'Start a session', questions: [{ text: 'Start a claude session?', options: ['Approve', 'Deny'], freeText: false }] });
     await h.idle();
     const [message] = cardMessages();
     expect(message.text.startsWith('Approval needed: Start a session')).toBe(true);
     expect(message.reply_markup.inline_keyboard.map(([b]: any[]) => b.text)).toEqual(['Approve', 'Deny']);
     fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[1][0].callback_data);
-    await waitUntil(() => h.relay.get(approval.id).status === 'answered', 'the approval');
-    expect(h.relay.get(approval.id).answer).toEqual({ q1: { selected: ['Deny'] } });
+    await waitUntil(async () => (await h.relay.get(approval.id)).status === 'answered', 'the approval');
+    expect((await h.relay.get(approval.id)).answer).toEqual({ q1: { selected: ['Deny'] } });
   });
 
   it('drops a post Telegram refuses for good (a wrong chat) with a log line, and goes on', async () => {
@@ -254,17 +261,17 @@ describe('telegram channel', () => {
       make: telegramChannel,
       config: { telegram: { token: TOKEN, chat: '-999', answerers: ['42'], apiRoot: fake.url } },
     });
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     expect(h.store.channels.jobs('telegram')).toEqual([]);
     expect(h.logs).toEqual([`telegram: gave up on the post of card ${card.id}: sendMessage: Bad Request: chat not found`]);
-    expect(h.relay.get(card.id).status).toBe('pending');
+    expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
   it('posts at start the open cards it never showed (a channel switched on later, or a crash before the outbox row)', async () => {
     await h.stop(true);
     const store = new SqliteStore(join(h.dataDir, 'askrelay.sqlite'));
-    const card = new Relay({ store, waits: { default: 3_600_000, extension: 3_600_000 } }).create(single);
+    const card = await new Relay({ store: asyncCards(store), waits: { default: 3_600_000, extension: 3_600_000 } }).create(single);
     store.close();
     h = await start(h.dataDir);
     await h.idle();
@@ -274,7 +281,7 @@ describe('telegram channel', () => {
 
   it('keeps undelivered posts across a restart', async () => {
     fake.setDown('error');
-    const card = h.ask(single);
+    const card = await h.ask(single);
     await h.idle();
     h = await h.restart();
     expect(h.store.channels.jobs('telegram').map((j) => [j.cardId, j.action])).toEqual([[card.id, 'post']]);
@@ -285,7 +292,7 @@ describe('telegram channel', () => {
     const [message] = cardMessages();
     await h.stop(true);
     h = await start(h.dataDir);
-    h.relay.answer(card.id, { q1: { selected: ['PostgreSQL'] } });
+    await h.relay.answer(card.id, { q1: { selected: ['PostgreSQL'] } });
     await h.idle();
     expect(message.edits).toHaveLength(1);
     expect(message.text.endsWith('Answered: PostgreSQL')).toBe(true);

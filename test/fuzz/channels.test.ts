@@ -31,8 +31,8 @@ const WORDS = ['PostgreSQL', 'SQLite', 'Red', 'Green', 'Blue', 'db', 'name', 'co
 
 /** The card a case plays on: the open one, or a new one of the next shape once it closed. */
 async function liveCard(h: ChannelHarness, channel: string, state: { card?: Card; n: number }): Promise<Card> {
-  if (!state.card || h.relay.get(state.card.id).status !== 'pending') {
-    state.card = h.ask(CARDS[state.n++ % CARDS.length]);
+  if (!state.card || (await h.relay.get(state.card.id)).status !== 'pending') {
+    state.card = await h.ask(CARDS[state.n++ % CARDS.length]);
     await h.idle();
     // A platform (or its client library) may ask the channel to slow down: move the clock on.
     for (let i = 0; !h.store.channels.messageOf(channel, state.card.id) && i < 600; i++) await h.advance(1000);
@@ -41,8 +41,8 @@ async function liveCard(h: ChannelHarness, channel: string, state: { card?: Card
 }
 
 /** After one delivery: a valid card, unchanged unless the answerer answered it. */
-function expectOnlyTheAnswerer(h: ChannelHarness, before: Card, actor: string, answererId: string, channel: string): void {
-  const after = CardSchema.parse(h.relay.get(before.id));
+async function expectOnlyTheAnswerer(h: ChannelHarness, before: Card, actor: string, answererId: string, channel: string): Promise<void> {
+  const after = CardSchema.parse(await h.relay.get(before.id));
   if (actor !== answererId) {
     expect(after).toEqual(before);
     return;
@@ -85,7 +85,7 @@ describe('fuzz: Slack webhooks', () => {
     async (d, user) => {
       const card = await liveCard(h, 'slack', state);
       const message = fake.messages.find((m) => h.store.channels.messageOf('slack', card.id)?.message === m.ts)!;
-      const before = h.relay.get(card.id);
+      const before = await h.relay.get(card.id);
       let res: Response;
       if (d.kind === 'click' && message.blocks.some((b: { type: string }) => b.type === 'actions')) {
         const buttons = message.blocks.filter((b: { type: string }) => b.type === 'actions').flatMap((b: { elements: unknown[] }) => b.elements);
@@ -103,7 +103,7 @@ describe('fuzz: Slack webhooks', () => {
       }
       expect(res.status).toBeLessThan(500);
       await h.idle();
-      expectOnlyTheAnswerer(h, before, user, 'U0ADA', 'slack');
+      await expectOnlyTheAnswerer(h, before, user, 'U0ADA', 'slack');
     },
     FUZZ_TIMEOUT_MS,
   );
@@ -139,13 +139,13 @@ describe('fuzz: Discord interactions', () => {
       const message = fake.messages.find((m) => m.id === ref.message)!;
       const ids: string[] = message.components.flatMap((row: { components: { custom_id: string }[] }) => row.components.map((c) => c.custom_id));
       const pick = (n: number) => (ids.length ? ids[n % ids.length] : 'none');
-      const before = h.relay.get(card.id);
+      const before = await h.relay.get(card.id);
       const interaction =
         d.kind === 'press' ? buttonPress(who, d.customId ?? pick(d.button), message) : d.kind === 'modal' ? modalSubmit(who, d.button % 2 ? pick(d.button) : `askrelay:${card.id}:modal`, d.value, message) : d.json;
       const res = await sendInteraction(`${h.url}/channels/discord/interactions`, app, interaction);
       expect(res.status).toBeLessThan(500);
       await h.idle();
-      expectOnlyTheAnswerer(h, before, who.id, ADA.id, 'discord');
+      await expectOnlyTheAnswerer(h, before, who.id, ADA.id, 'discord');
     },
     FUZZ_TIMEOUT_MS,
   );
@@ -188,7 +188,7 @@ describe('fuzz: Mattermost actions', () => {
     'button clicks and any action body: no 5xx, and only the answerer changes the card',
     async (d, user) => {
       const card = await liveCard(h, 'mattermost', state);
-      const before = h.relay.get(card.id);
+      const before = await h.relay.get(card.id);
       const post = h.store.channels.messageOf('mattermost', card.id)!.message;
       if (d.kind === 'click') {
         const result = await fake.click({ post, user, option: d.option });
@@ -202,7 +202,7 @@ describe('fuzz: Mattermost actions', () => {
         expect(res.status).toBeLessThan(500);
       }
       await h.idle();
-      expectOnlyTheAnswerer(h, before, user, ALICE, 'mattermost');
+      await expectOnlyTheAnswerer(h, before, user, ALICE, 'mattermost');
     },
     FUZZ_TIMEOUT_MS,
   );
@@ -236,14 +236,14 @@ describe('fuzz: Telegram updates', () => {
       const messageId = Number(h.store.channels.messageOf('telegram', card.id)!.message.split('/').pop());
       const message = fake.messages.get(messageId)!;
       const buttons: string[] = (message.reply_markup?.inline_keyboard ?? []).flat().map((b: { callback_data: string }) => b.callback_data);
-      const before = h.relay.get(card.id);
+      const before = await h.relay.get(card.id);
       const handled = fake.requests.length;
       if (d.kind === 'tap') fake.tap(who, messageId, d.data ?? buttons[d.button % Math.max(1, buttons.length)] ?? 'none');
       else fake.reply(who, d.toCard ? messageId : undefined, d.text || ' ');
       // Handled once the channel asked for the updates after it (the fake forgets confirmed ones).
       await until(() => fake.unconfirmed === 0 && fake.requests.length > handled, 'the update to be handled');
       await h.idle();
-      expectOnlyTheAnswerer(h, before, String(who.id), String(ADA.id), 'telegram');
+      await expectOnlyTheAnswerer(h, before, String(who.id), String(ADA.id), 'telegram');
     },
     FUZZ_TIMEOUT_MS,
   );

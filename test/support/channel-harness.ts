@@ -12,6 +12,7 @@ import { auditCardEvents } from '../../src/relay/audit.js';
 import { CardAccess } from '../../src/relay/card-access.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from './fake-clock.js';
 
 // One chat channel wired to a real relay core on a real SQLite file, with a fake clock
@@ -28,7 +29,7 @@ export interface ChannelHarness {
   url: string;
   dataDir: string;
   /** Asks a card the way `POST /api/cards` does. */
-  ask(draft: CardDraft): Card;
+  ask(draft: CardDraft): Promise<Card>;
   /** Moves the fake clock and lets the outbox deliver what became due. */
   advance(ms: number): Promise<void>;
   /** Waits until the outbox has nothing due. */
@@ -52,7 +53,7 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
   const clock = options.clock ?? new FakeClock(Date.parse('2026-11-30T12:00:00.000Z'));
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-channel-'));
   const store = new SqliteStore(join(dataDir, 'askrelay.sqlite'));
-  const relay = new Relay({ store, clock, waits: { default: 3_600_000, extension: 3_600_000 } });
+  const relay = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000, extension: 3_600_000 } });
   auditCardEvents(relay.events, store.audit);
   const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
   const logs: string[] = [];
@@ -68,14 +69,14 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
     log: (line) => logs.push(line),
   });
   channels.listen();
-  relay.start();
+  await relay.start();
   const app = new Hono().route('/channels', channels.routes());
   const server = await new Promise<ServerType>((resolve) => {
     const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
   });
   const address = server.address();
   url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  channels.start();
+  await channels.start();
 
   const harness: ChannelHarness = {
     clock,
@@ -89,6 +90,9 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
     ask: (draft) => relay.create(draft),
     async advance(ms) {
       clock.advance(ms);
+      // What the fired timers started may be asynchronous (a deadline's expiry reads and closes
+      // the card through the store): a turn lets it finish and its events be noted first.
+      await new Promise((resolve) => setImmediate(resolve));
       await channels.idle();
     },
     idle: () => channels.idle(),
