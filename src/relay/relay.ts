@@ -181,6 +181,7 @@ export class Relay {
       const timer = this.clock.setTimer(() => done(undefined), timeoutMs);
       set.add(settle);
       signal?.addEventListener('abort', onAbort, { once: true });
+      if (signal?.aborted) return onAbort(); // an abort event that came before the listener
       this.get(id).then(
         (card) => card.status !== 'pending' && done(card),
         (err: unknown) => done(undefined, err),
