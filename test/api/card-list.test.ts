@@ -66,9 +66,10 @@ it('an agent\'s page holds the cards it may see, however many others come first'
   expect(started.status).toBe(201);
   const { id } = (await started.json()) as Session;
   await waitUntil(async () => ((await (await relay.api(`/api/sessions/${id}`)).json()) as Session).status === 'idle' || undefined, `session ${id} idle`);
-  const own = [1, 2].map(() =>
-    relay.relay.create({ tool: 'AskUserQuestion', origin: 'native', provider: 'claude', engine: 'messages', sessionId: id, questions: [{ text: 'Which?', options: ['A', 'B'] }] }),
-  );
+  const own: Card[] = [];
+  for (let i = 0; i < 2; i++) {
+    own.push(await relay.relay.create({ tool: 'AskUserQuestion', origin: 'native', provider: 'claude', engine: 'messages', sessionId: id, questions: [{ text: 'Which?', options: ['A', 'B'] }] }));
+  }
   const res = await fetch(new URL('/api/cards?status=pending', relay.url), { headers: { authorization: `Bearer ${relay.sessions.agentToken(id)}` } });
   expect(res.status).toBe(200);
   const page = (await res.json()) as { cards: Card[]; hasMore: boolean };

@@ -190,7 +190,7 @@ describe('the permission matrix over HTTP', () => {
   it.each(CELLS)('%s · %s · %s → %s', async (who, type, action, expected) => {
     const principal = PRINCIPALS[who];
     const sessionId = principal.cardOf();
-    const card = relay.relay.create({ ...DRAFTS[type](), sessionId, provider: 'claude', engine: 'messages' });
+    const card = await relay.relay.create({ ...DRAFTS[type](), sessionId, provider: 'claude', engine: 'messages' });
     expect(card).toMatchObject({ status: 'pending', sessionId, kind: type === 'question' ? 'question' : 'approval' });
     const before = await asHuman(card.id);
     const auditBefore = (await auditEntries()).length;
@@ -246,7 +246,7 @@ describe('the permission matrix over HTTP', () => {
   });
 
   it('a 404 for a card the agent may not see reads exactly like a card that does not exist', async () => {
-    const hidden = relay.relay.create({ ...DRAFTS.question(), sessionId: s.D.id });
+    const hidden = await relay.relay.create({ ...DRAFTS.question(), sessionId: s.D.id });
     const token = relay.sessions.agentToken(s.B.id);
     const res = await call(token, 'GET', `/api/cards/${hidden.id}`);
     const missing = await call(token, 'GET', '/api/cards/c_doesnotexist00');
@@ -269,7 +269,7 @@ describe('the permission matrix over HTTP', () => {
     ['no token', 'question', NO_AUTH],
   ] as [Who, CardType, string][])('POST /reply (plain text) follows the same rules: %s · %s → %s', async (who, type, expected) => {
     const principal = PRINCIPALS[who];
-    const card = relay.relay.create({ ...DRAFTS[type](), sessionId: principal.cardOf() });
+    const card = await relay.relay.create({ ...DRAFTS[type](), sessionId: principal.cardOf() });
     const res = await call(principal.token(), 'POST', `/api/cards/${card.id}/reply`, { text: '1' });
     const body = (await res.json()) as Card & { error?: { code: string } };
     if (expected === OK) {
@@ -283,8 +283,8 @@ describe('the permission matrix over HTTP', () => {
   });
 
   it('GET /wait follows the same rules: 404 for a hidden card (audited), 204 for a visible pending one', async () => {
-    const hidden = relay.relay.create({ ...DRAFTS.question(), sessionId: s.D.id });
-    const visible = relay.relay.create({ ...DRAFTS.question(), sessionId: s.A.id });
+    const hidden = await relay.relay.create({ ...DRAFTS.question(), sessionId: s.D.id });
+    const visible = await relay.relay.create({ ...DRAFTS.question(), sessionId: s.A.id });
     const token = relay.sessions.agentToken(s.B.id);
     const res = await call(token, 'GET', `/api/cards/${hidden.id}/wait?timeout=0`);
     expect(res.status).toBe(404);
@@ -296,7 +296,7 @@ describe('the permission matrix over HTTP', () => {
   });
 
   it('a malformed body on a hidden card is still 404 (the card\'s existence does not leak through a 400)', async () => {
-    const hidden = relay.relay.create({ ...DRAFTS.question(), sessionId: s.D.id });
+    const hidden = await relay.relay.create({ ...DRAFTS.question(), sessionId: s.D.id });
     const res = await fetch(new URL(`/api/cards/${hidden.id}/answer`, relay.url), {
       method: 'POST',
       headers: { authorization: `Bearer ${relay.sessions.agentToken(s.B.id)}`, 'content-type': 'application/json' },
@@ -323,8 +323,8 @@ describe('the permission matrix over HTTP', () => {
 
 describe('what else an agent token may do', () => {
   it('GET /api/cards lists only the cards the agent may see', async () => {
-    const mk = (sessionId: string) => relay.relay.create({ ...DRAFTS.question(), sessionId }).id;
-    const ids = { A: mk(s.A.id), D: mk(s.D.id), B: mk(s.B.id), W: mk(s.W.id) };
+    const mk = async (sessionId: string) => (await relay.relay.create({ ...DRAFTS.question(), sessionId })).id;
+    const ids = { A: await mk(s.A.id), D: await mk(s.D.id), B: await mk(s.B.id), W: await mk(s.W.id) };
     const loose = ((await (await relay.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Loose?' }] } })).json()) as Card).id;
     const mine = [...Object.values(ids), loose];
 

@@ -27,7 +27,7 @@ afterAll(() => relay.stop());
 
 /** The card a runner's ctx.ask would open, answered over HTTP as the human. */
 async function askAndAnswer(draft: CardDraft, answers: (card: Card) => Answer): Promise<Card> {
-  const card = relay.relay.create(draft);
+  const card = await relay.relay.create(draft);
   const res = await relay.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: answers(card) } });
   expect(res.status).toBe(200);
   return (await res.json()) as Card;
@@ -113,27 +113,27 @@ async function callAskUser(path: '/mcp' | '/mcp/openclaw', args: unknown): Promi
 }
 
 describe("askrelay's own dialects over MCP refuse with a readable tool error", () => {
-  const pending = () => relay.relay.list({ status: 'pending' }).length;
+  const pending = async () => (await relay.relay.list({ status: 'pending' })).length;
 
   it('OpenClaw: a question id "constructor"', async () => {
-    const before = pending();
+    const before = await pending();
     const result = await callAskUser('/mcp/openclaw', {
       questions: [{ id: 'constructor', header: 'Build', question: 'Which build?', options: [{ label: 'Debug' }, { label: 'Release' }] }],
     });
     expect(result).toEqual({ isError: true, content: [{ type: 'text', text: 'questions[0].id "constructor" is reserved (every JavaScript object has it); choose another id.' }] });
-    expect(pending()).toBe(before);
+    expect(await pending()).toBe(before);
   });
 
   it.each([
     ['/mcp/openclaw', { questions: [{ id: 'build', header: 'Build', question: 'Which build?', options: [{ label: 'Debug' }, { label: '\u200b\u200d' }] }] }],
     ['/mcp', { questions: [{ question: 'Which build?', options: [{ label: 'Debug' }, { label: '\u2066\u2069' }] }] }],
   ] as const)('%s: a label that shows nothing', async (path, args) => {
-    const before = pending();
+    const before = await pending();
     expect(await callAskUser(path, args)).toEqual({
       isError: true,
       content: [{ type: 'text', text: 'questions[0].options[1].label shows nothing: it holds only invisible characters.' }],
     });
-    expect(pending()).toBe(before);
+    expect(await pending()).toBe(before);
   });
 });
 

@@ -8,6 +8,7 @@ import { HUMAN_OPERATOR, sessionFacts } from '../../src/relay/access.js';
 import { CardAccess } from '../../src/relay/card-access.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncCards } from '../../src/store/store.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 
 // Issue 13, item 1: a plain-text reply costs time in proportion to its length, and one over
@@ -67,22 +68,22 @@ describe('POST /api/cards/:id/reply with long replies', () => {
       throw new Error('answer_question never asks');
     });
     expect(result).toEqual({ isError: true, text: `The reply is ${TOO_LONG.length} characters long; at most ${LIMITS.answerTextChars} are read. Shorten it.` });
-    expect(relay.relay.get(card.id).status).toBe('pending');
+    expect((await relay.relay.get(card.id)).status).toBe('pending');
   });
 });
 
 describe('a chat reply over the answer limit', () => {
-  it('is refused with a notice and changes nothing', () => {
+  it('is refused with a notice and changes nothing', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'askrelay-reply-'));
     const store = new SqliteStore(join(dir, 'askrelay.sqlite'));
     try {
-      const core = new Relay({ store, waits: { default: 3_600_000, extension: 3_600_000 } });
+      const core = new Relay({ store: asyncCards(store), waits: { default: 3_600_000, extension: 3_600_000 } });
       const access = new CardAccess(core, sessionFacts(store.sessions), store.audit);
       const inbox = new Inbox({ channel: 'slack', access, audit: store.audit, store: store.channels, answerers: ['*'], now: () => Date.now() });
-      const card = core.create(COLORS);
-      const outcome = inbox.reply({ user: 'U1', cardId: card.id, text: TOO_LONG });
+      const card = await core.create(COLORS);
+      const outcome = await inbox.reply({ user: 'U1', cardId: card.id, text: TOO_LONG });
       expect(outcome).toEqual({ kind: 'invalid', notice: expect.stringContaining(`at most ${LIMITS.answerTextChars} are read`) });
-      expect(core.get(card.id).status).toBe('pending');
+      expect((await core.get(card.id)).status).toBe('pending');
       core.stop();
     } finally {
       store.close();

@@ -110,7 +110,7 @@ describe('answers over HTTP', () => {
     const res = await relay.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { why: { selected: [], text } } } });
     expect(res.status).toBe(422);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('credential_refused');
-    expect(relay.relay.get(card.id).status).toBe('pending');
+    expect((await relay.relay.get(card.id)).status).toBe('pending');
   });
 
   it.each(ACCEPT.slice(0, 4))('take %s', async (_name, text) => {

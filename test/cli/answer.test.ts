@@ -42,7 +42,7 @@ describe('askrelay cards', { timeout: 60_000 }, () => {
   it('lists every pending card, past the 500 the API sends by default', async () => {
     const own = await startTestRelay();
     try {
-      for (let i = 0; i < 501; i++) own.relay.create({ questions: [{ text: `Question ${i}?` }] });
+      for (let i = 0; i < 501; i++) await own.relay.create({ questions: [{ text: `Question ${i}?` }] });
       const json = await cli(own, ['cards', '--json']);
       expect(json.code).toBe(0);
       expect((JSON.parse(json.stdout) as { cards: Card[] }).cards).toHaveLength(501);

@@ -81,9 +81,9 @@ describe('askrelay audit', { timeout: 60_000 }, () => {
     // Agents: A lets other agents answer its cards, B does not. B's agent answers a card of
     // A; A's agent is refused another card of its own session (only others may answer it).
     [a, b] = await Promise.all([idleSession(relay, { prompt: 'session A', agentsMayAnswer: true }), idleSession(relay, { prompt: 'session B', agentsMayAnswer: false })]);
-    byAgent = relay.relay.create({ sessionId: a.id, questions: [{ text: 'Which one, agent?', options: ['A', 'B'] }] });
+    byAgent = await relay.relay.create({ sessionId: a.id, questions: [{ text: 'Which one, agent?', options: ['A', 'B'] }] });
     expect((await asAgent(b.id, `/api/cards/${byAgent.id}/answer`, { answers: { q1: { selected: ['A'] } } })).status).toBe(200);
-    refused = relay.relay.create({ sessionId: a.id, questions: [{ text: 'Not for your own agent?', options: ['A', 'B'] }] });
+    refused = await relay.relay.create({ sessionId: a.id, questions: [{ text: 'Not for your own agent?', options: ['A', 'B'] }] });
     expect((await asAgent(a.id, `/api/cards/${refused.id}/answer`, { answers: { q1: { selected: ['B'] } } })).status).toBe(403);
 
     // The human lets agents answer B's cards after all.
@@ -199,7 +199,7 @@ describe('askrelay audit on a long log', { timeout: 120_000 }, () => {
     try {
       // More than one page (the relay's pages hold 1000 entries): one entry per card.
       const total = 1234;
-      for (let i = 0; i < total; i++) own.relay.create({ questions: [{ text: `Question ${i}?`, options: ['A', 'B'] }] });
+      for (let i = 0; i < total; i++) await own.relay.create({ questions: [{ text: `Question ${i}?`, options: ['A', 'B'] }] });
 
       const run = await cli(own, ['audit', '--jsonl']);
       expect(run.code).toBe(0);

@@ -69,7 +69,7 @@ const nextCard = () => askedByCursor(relay.relay);
 
 async function nextCardOn(target: TestRelay): Promise<Card> {
   for (let i = 0; i < 500; i++) {
-    const card = target.relay.list({ status: 'pending' })[0];
+    const card = (await target.relay.list({ status: 'pending' }))[0];
     if (card) return card;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -146,8 +146,8 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
     expect(progress.length).toBeGreaterThanOrEqual(3);
     abort.abort('moved on');
     await expect(pending).rejects.toThrow();
-    for (let i = 0; i < 50 && relay.relay.get(card.id).status === 'pending'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(relay.relay.get(card.id).status).toBe('cancelled');
+    for (let i = 0; i < 50 && (await relay.relay.get(card.id)).status === 'pending'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await relay.relay.get(card.id)).status).toBe('cancelled');
   });
 
   it('a relay restart while a call waits: the bridge re-sends it and the client gets the answer from the same card', async () => {
@@ -164,7 +164,7 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
       // The bridge comes back on its own and takes the card over; nothing new is asked.
       await waitFor(() => /reconnected; re-sent 1 unanswered request/.test(b.stderr()), 'the bridge to reconnect');
       await new Promise((r) => setTimeout(r, 1500)); // past the 1 s grace the restart gave the card
-      expect(own.relay.list().map((c) => [c.id, c.status])).toEqual([[card.id, 'pending']]);
+      expect((await own.relay.list()).map((c) => [c.id, c.status])).toEqual([[card.id, 'pending']]);
       const res = await own.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } } } });
       expect(res.status).toBe(200);
       const result = await pending;

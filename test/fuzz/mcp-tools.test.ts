@@ -40,7 +40,7 @@ beforeAll(async () => {
     if (name !== 'card.created') return;
     const card = data as Card;
     if (card.sessionId === SESSION) return; // answer_question's targets stay open
-    setImmediate(() => close(card));
+    setImmediate(() => void close(card)); // a refusal is an unhandled rejection: the run fails
   });
   for (const path of ['/mcp', '/mcp/openclaw']) {
     const client = new Client({ name: 'fuzz', version: '1.0.0' });
@@ -54,13 +54,14 @@ afterAll(async () => {
   await relay.stop();
 });
 
-function close(card: Card): void {
-  if (relay.relay.get(card.id).status !== 'pending') return;
-  if (human === 'answer' && card.kind === 'question') {
+async function close(card: Card): Promise<void> {
+  const how = human; // read before any await, as the test set it for this call
+  if ((await relay.relay.get(card.id)).status !== 'pending') return;
+  if (how === 'answer' && card.kind === 'question') {
     const answers = Object.fromEntries(card.questions.map((q) => [q.id, q.options.length ? { selected: [q.options[0].label] } : { selected: [], text: 'fine' }]));
-    relay.relay.answer(card.id, answers);
+    await relay.relay.answer(card.id, answers);
   } else {
-    relay.relay.skip(card.id);
+    await relay.relay.skip(card.id);
   }
 }
 
@@ -156,8 +157,8 @@ describe('fuzz: MCP tool calls', () => {
     async ([name, args], path) => {
       human = 'skip';
       // A fresh target each time an earlier call answered it: the cards of the session agents may answer.
-      if (!targets.length || relay.relay.get(targets[0]).status !== 'pending') {
-        targets = [relay.relay.create({ sessionId: SESSION, provider: 'claude', questions: [{ id: 'db', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }, { id: 'notes', text: 'Notes?' }] }).id];
+      if (!targets.length || (await relay.relay.get(targets[0])).status !== 'pending') {
+        targets = [(await relay.relay.create({ sessionId: SESSION, provider: 'claude', questions: [{ id: 'db', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }, { id: 'notes', text: 'Notes?' }] })).id];
       }
       const input = name === 'answer_question' && args && typeof args === 'object' && (args as { cardId?: unknown }).cardId === 'target' ? { ...args, cardId: targets[0] } : args;
       const before = cardsState();

@@ -10,6 +10,7 @@ import type { Answer, Card, CardDraft } from '../../src/cards/model.js';
 import { RelayError, errorTable } from '../../src/errors.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncCards } from '../../src/store/store.js';
 import { anyJson, FUZZ_TIMEOUT_MS, hostileText, reportSlowestCases, runs } from './fuzz-support.js';
 
 // Each provider's question tool input, as the model (or Copilot's runtime) could send it,
@@ -27,11 +28,11 @@ let dir: string;
 let store: SqliteStore;
 let relay: Relay;
 
-beforeAll(() => {
+beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'askrelay-fuzz-'));
   store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-  relay = new Relay({ store, waits: { default: 3_600_000, extension: 3_600_000 } });
-  relay.start();
+  relay = new Relay({ store: asyncCards(store), waits: { default: 3_600_000, extension: 3_600_000 } });
+  await relay.start();
 });
 afterAll(() => {
   relay.stop();
@@ -40,14 +41,14 @@ afterAll(() => {
 });
 
 let calls = 0;
-const ask = (provider: string, draft: CardDraft): Card => relay.create({ ...draft, provider, sessionId: null, toolCallId: `fuzz-${++calls}` });
+const ask = (provider: string, draft: CardDraft): Promise<Card> => relay.create({ ...draft, provider, sessionId: null, toolCallId: `fuzz-${++calls}` });
 
 /** How the generated human closes the card: picks (indexes into the options), typed text, or no answer. */
 const human = () => fc.record({ how: fc.constantFrom('answer', 'answer', 'answer', 'skip', 'cancel'), picks: fc.array(fc.nat(), { maxLength: 4 }), text: fc.option(hostileText(), { nil: undefined }) });
 type Human = { how: string; picks: number[]; text?: string };
 
 /** Closes the card as the human chose; a refused answer (a documented code) leaves it to be skipped. */
-function close(card: Card, h: Human): Card {
+async function close(card: Card, h: Human): Promise<Card> {
   if (h.how === 'answer') {
     const answer: Answer = Object.fromEntries(
       card.questions.map((q) => {
@@ -56,7 +57,7 @@ function close(card: Card, h: Human): Card {
       }),
     );
     try {
-      return relay.answer(card.id, answer);
+      return await relay.answer(card.id, answer);
     } catch (err) {
       expectDocumentedError(err);
     }
@@ -118,13 +119,13 @@ const elicitation = () =>
 describe('fuzz: provider question tools into cards and back', () => {
   test.prop([askUserQuestion(), human()], runs())(
     "Claude's AskUserQuestion: refused with a sentence for the model, or a card whose answer Claude Code can read",
-    (input, h) => {
+    async (input, h) => {
       const parsed = claude.toCardDraft(input);
       if (!parsed.ok) {
         expect(claude.toolInputError(parsed.error)).toMatch(/\S/);
         return;
       }
-      const card = close(ask('claude', parsed.draft), h); // a provider-owned tool always becomes a card
+      const card = await close(await ask('claude', parsed.draft), h); // a provider-owned tool always becomes a card
       const updated = claude.toUpdatedInput(parsed.input, card);
       const answers = (updated as { answers?: Record<string, unknown> }).answers ?? {};
       for (const value of Object.values(answers)) expect(typeof value).toBe('string');
@@ -135,7 +136,7 @@ describe('fuzz: provider question tools into cards and back', () => {
 
   test.prop([copilotAskUser(), human()], runs())(
     "askrelay's ask_user on Copilot and OpenAI: a tool error the model can read, or a card and its User selected / responded line",
-    (args, h) => {
+    async (args, h) => {
       const parsed = copilot.toCardDraft(args);
       if (!parsed.ok) {
         expect(parsed.error).toMatch(/\S/);
@@ -143,20 +144,20 @@ describe('fuzz: provider question tools into cards and back', () => {
       }
       let card: Card;
       try {
-        card = ask('copilot', parsed.draft);
+        card = await ask('copilot', parsed.draft);
       } catch (err) {
         expectDocumentedError(err); // the handler hands this sentence to the model as a failure
         return;
       }
-      expect(copilot.toToolResult(close(card, h))).toMatch(/\S/);
+      expect(copilot.toToolResult(await close(card, h))).toMatch(/\S/);
     },
     FUZZ_TIMEOUT_MS,
   );
 
   test.prop([userInputRequest(), human()], runs())(
     "Copilot's built-in ask_user ({question, choices}): always a card, always an {answer, wasFreeform}",
-    (request, h) => {
-      const card = close(ask('copilot', copilot.classicCardDraft(request)), h);
+    async (request, h) => {
+      const card = await close(await ask('copilot', copilot.classicCardDraft(request)), h);
       const response = copilot.classicResponse(card);
       expect(typeof response.answer).toBe('string');
       expect(typeof response.wasFreeform).toBe('boolean');
@@ -166,8 +167,8 @@ describe('fuzz: provider question tools into cards and back', () => {
 
   test.prop([elicitation(), human()], runs())(
     "Copilot's form ask_user ({message, requestedSchema}): always a card, always accept / decline / cancel",
-    (request, h) => {
-      const card = close(ask('copilot', formCardDraft(request as never)), h);
+    async (request, h) => {
+      const card = await close(await ask('copilot', formCardDraft(request as never)), h);
       const result = formResult(request as never, card);
       expect(['accept', 'decline', 'cancel']).toContain(result.action);
     },

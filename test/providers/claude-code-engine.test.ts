@@ -11,6 +11,7 @@ import { SessionManager } from '../../src/sessions/manager.js';
 import type { Session } from '../../src/sessions/model.js';
 import type { RunnerFactory } from '../../src/sessions/runner.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncCards } from '../../src/store/store.js';
 import {
   lastToolResult,
   lastUserText,
@@ -97,10 +98,10 @@ interface Harness {
   close(): Promise<void>;
 }
 
-function harness(file: string, waitMs: number): Harness {
+async function harness(file: string, waitMs: number): Promise<Harness> {
   const store = new SqliteStore(file);
-  const relay = new Relay({ store, waits: { default: waitMs, extension: waitMs } });
-  relay.start();
+  const relay = new Relay({ store: asyncCards(store), waits: { default: waitMs, extension: waitMs } });
+  await relay.start();
   const sessions = new SessionManager({ relay, store: store.sessions, providers: { claude: factory() }, env });
   sessions.recover();
   return {
@@ -130,8 +131,8 @@ beforeAll(async () => {
     ASKRELAY_WORKDIR: join(root, 'work'),
     ASKRELAY_TOKEN: 'must-not-reach-claude-code',
   };
-  main = harness(join(root, 'main.sqlite'), 3_600_000);
-  quick = harness(join(root, 'quick.sqlite'), 1_500);
+  main = await harness(join(root, 'main.sqlite'), 3_600_000);
+  quick = await harness(join(root, 'quick.sqlite'), 1_500);
 });
 
 afterAll(async () => {
@@ -153,9 +154,9 @@ function failed(h: Harness, id: string): void {
   if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
 }
 const pendingCard = (h: Harness, id: string) =>
-  waitUntil(() => {
+  waitUntil(async () => {
     failed(h, id);
-    return h.relay.list({ sessionId: id, status: 'pending' })[0];
+    return (await h.relay.list({ sessionId: id, status: 'pending' }))[0];
   }, `a card of ${id}`);
 const idle = (h: Harness, id: string) =>
   waitUntil(() => {
@@ -192,16 +193,16 @@ const NO_ANSWER = 'The user did not answer the questions.';
 
 /** The next pending card of a session that is not one of `seen`. */
 const nextCard = (h: Harness, id: string, seen: Set<string>) =>
-  waitUntil(() => {
+  waitUntil(async () => {
     failed(h, id);
-    const card = h.relay.list({ sessionId: id, status: 'pending' }).find((c) => !seen.has(c.id));
+    const card = (await h.relay.list({ sessionId: id, status: 'pending' })).find((c) => !seen.has(c.id));
     if (card) seen.add(card.id);
     return card;
   }, `the next card of ${id}`);
 
 describe.concurrent('the code engine: real Claude Code, real relay', () => {
   it('AskUserQuestion: the exact tool_result Claude Code sends for each kind of answer', async () => {
-    const cases: Array<[string, (card: Card) => void, string]> = [
+    const cases: Array<[string, (card: Card) => Promise<Card>, string]> = [
       ['single', (c) => main.relay.answer(c.id, answerOf(c, [['PostgreSQL']])), ANSWERED('"Which database?"="PostgreSQL"')],
       ['multi', (c) => main.relay.answer(c.id, answerOf(c, [['PostgreSQL', 'SQLite']])), ANSWERED('"Which database?"="PostgreSQL, SQLite"')],
       ['comma', (c) => main.relay.answer(c.id, answerOf(c, [['PostgreSQL', 'MySQL, MariaDB']])), ANSWERED('"Which database?"="PostgreSQL, "MySQL, MariaDB""')],
@@ -217,7 +218,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
       cardIds.push(card.id);
       expect(card, name).toMatchObject({ provider: 'claude', engine: 'code', tool: 'AskUserQuestion', kind: 'question', origin: 'native', sessionId: s.id });
       expect(sessionOf(main, s.id).status).toBe('waiting');
-      answer(card);
+      await answer(card);
       const result = await waitUntil(() => toolResultsOf('golden')[cardIds.length - 1], `the tool_result for ${name}`);
       expect(result.content, name).toBe(expected);
       expect(result.is_error, name).toBeUndefined();
@@ -234,7 +235,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
     const s = start(quick, 'expire', 'autopilot');
     const card = await pendingCard(quick, s.id);
     const done = await idle(quick, s.id);
-    expect(quick.relay.get(card.id).status).toBe('expired');
+    expect((await quick.relay.get(card.id)).status).toBe('expired');
     expect(toolResultsOf('expire').map((t) => t.content)).toEqual([NO_ANSWER]);
     expect(done.transcript!.at(-1)!.text).toBe('ack ok');
   });
@@ -265,7 +266,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
     const card = await pendingCard(main, s.id);
     const stopped = await main.sessions.stop(s.id);
     expect(stopped.status).toBe('stopped');
-    expect(main.relay.get(card.id).status).toBe('cancelled');
+    expect((await main.relay.get(card.id)).status).toBe('cancelled');
     await new Promise((r) => setTimeout(r, 300));
     expect(sessionOf(main, s.id).status).toBe('stopped');
     expect(requestsOf('stop')).toHaveLength(1);
@@ -289,11 +290,11 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
       tool: 'Bash',
       questions: [{ text: 'Allow Bash?\n\nMake a file\n$ touch made-by-askrelay && ls made-by-askrelay', options: [{ label: 'Allow' }, { label: 'Deny' }] }],
     });
-    main.relay.answer(allow.id, { [allow.questions[0]!.id]: { selected: ['Allow'] } });
+    await main.relay.answer(allow.id, { [allow.questions[0]!.id]: { selected: ['Allow'] } });
     expect(await waitForToolResult('bash')).toEqual({ tool_use_id: expect.any(String), content: 'made-by-askrelay', is_error: false });
 
     const deny = await nextCard(main, s.id, seen);
-    main.relay.answer(deny.id, { [deny.questions[0]!.id]: { selected: ['Deny'], text: 'not now' } });
+    await main.relay.answer(deny.id, { [deny.questions[0]!.id]: { selected: ['Deny'], text: 'not now' } });
     expect(await waitForToolResult('bash', (t) => t.is_error === true)).toMatchObject({
       content: 'The user denied this tool use. The user said: not now',
       is_error: true,
@@ -306,13 +307,13 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
     const seen = new Set<string>();
     const first = await nextCard(main, s.id, seen);
     expect(first).toMatchObject({ kind: 'approval', tool: 'ExitPlanMode', questions: [{ text: 'Approve this plan?\n\n# Plan\n\n1. Use PostgreSQL' }] });
-    main.relay.answer(first.id, { plan: { selected: ['Keep planning'], text: 'Use SQLite instead' } });
+    await main.relay.answer(first.id, { plan: { selected: ['Keep planning'], text: 'Use SQLite instead' } });
     expect(await waitForToolResult('plan', (t) => t.is_error === true)).toMatchObject({
       content: 'The user wants to keep planning. Their feedback: Use SQLite instead',
     });
 
     const second = await nextCard(main, s.id, seen);
-    main.relay.answer(second.id, { plan: { selected: ['Approve'] } });
+    await main.relay.answer(second.id, { plan: { selected: ['Approve'] } });
     const approved = await waitForToolResult('plan', (t) => t.content.startsWith('User has approved'));
     expect(approved.content).toMatch(
       /^User has approved your plan\. You can now start coding\. Start with updating your todo list if applicable\n\nYour plan has been saved to: \/.*\.md\nYou can refer back to it if needed during implementation\.\n\n## Approved Plan:\n# Plan\n\n1\. Use PostgreSQL\n$/,
@@ -322,18 +323,18 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
 
   it('a restart while a question is open: the resumed Claude Code session gets the answer in its prompt', async () => {
     const file = join(root, 'restart.sqlite');
-    const first = harness(file, 3_600_000);
+    const first = await harness(file, 3_600_000);
     const s = start(first, 'restart');
     const card = await pendingCard(first, s.id);
     const state = first.store.sessions.loadState<Record<string, unknown>>(s.id)!;
     expect(state).toMatchObject({ claudeSessionId: expect.any(String), pendingToolUseId: expect.stringMatching(/^toolu_/), pendingTool: 'AskUserQuestion' });
     await first.close();
 
-    const second = harness(file, 3_600_000);
+    const second = await harness(file, 3_600_000);
     try {
       await waitUntil(() => second.sessions.get(s.id).status === 'waiting', 'the resumed session waiting on its card');
-      expect(second.relay.list({ sessionId: s.id })).toHaveLength(1);
-      second.relay.answer(card.id, answerOf(card, [['PostgreSQL']]));
+      expect(await second.relay.list({ sessionId: s.id })).toHaveLength(1);
+      await second.relay.answer(card.id, answerOf(card, [['PostgreSQL']]));
       const done = await waitUntil(() => {
         failed(second, s.id);
         const x = second.sessions.get(s.id);
@@ -355,16 +356,16 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
   });
   it('a restart while a tool approval is open: the answer goes into the prompt, and the repeated call runs without a second card', async () => {
     const file = join(root, 'restart-bash.sqlite');
-    const first = harness(file, 3_600_000);
+    const first = await harness(file, 3_600_000);
     const s = start(first, 'restartBash');
     const card = await pendingCard(first, s.id);
     expect(card).toMatchObject({ kind: 'approval', tool: 'Bash' });
     await first.close();
 
-    const second = harness(file, 3_600_000);
+    const second = await harness(file, 3_600_000);
     try {
       await waitUntil(() => second.sessions.get(s.id).status === 'waiting', 'the resumed session waiting on its card');
-      second.relay.answer(card.id, { [card.questions[0]!.id]: { selected: ['Allow'] } });
+      await second.relay.answer(card.id, { [card.questions[0]!.id]: { selected: ['Allow'] } });
       await waitUntil(() => {
         failed(second, s.id);
         const x = second.sessions.get(s.id);
@@ -373,7 +374,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
       const prompts = requestsOf('restartBash').map((r) => lastUserText(r));
       expect(prompts).toContain('(askrelay restarted while your Bash call was waiting for approval.)\nThe user allowed it: make the Bash call again.');
       expect(toolResultsOf('restartBash').at(-1)).toMatchObject({ content: 'allowed-after-restart', is_error: false });
-      expect(second.relay.list({ sessionId: s.id })).toHaveLength(1); // no second card
+      expect(await second.relay.list({ sessionId: s.id })).toHaveLength(1); // no second card
     } finally {
       await second.close();
     }

@@ -44,11 +44,11 @@ async function answer(id: string, answers: unknown, target: TestRelay = relay) {
 
 async function statusOf(id: string, want: Card['status'], withinMs = 4000): Promise<Card> {
   for (let i = 0; i < withinMs / 20; i++) {
-    const card = relay.relay.get(id);
+    const card = await relay.relay.get(id);
     if (card.status === want) return card;
     await new Promise((r) => setTimeout(r, 20));
   }
-  return relay.relay.get(id);
+  return await relay.relay.get(id);
 }
 
 const DB = { question: 'Which database?', header: 'Database', options: [{ label: 'PostgreSQL (Recommended)', description: 'Managed' }, { label: 'SQLite' }] };
@@ -199,7 +199,7 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
       );
       expect(result.structuredContent).toMatchObject({ status: 'expired', answers: [{ question: 'Which features?', selected: [] }] });
       const id = (result.structuredContent as { cardId: string }).cardId;
-      expect(short.relay.get(id).status).toBe('expired');
+      expect((await short.relay.get(id)).status).toBe('expired');
     } finally {
       await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
       await short.stop();
@@ -245,7 +245,7 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
     await transport.close();
     expect(await pending).toBe('gone');
     await new Promise((r) => setTimeout(r, 500));
-    expect(relay.relay.get(card.id).status).toBe('pending'); // within the grace a re-sent call could still re-attach
+    expect((await relay.relay.get(card.id)).status).toBe('pending'); // within the grace a re-sent call could still re-attach
     expect((await statusOf(card.id, 'cancelled')).status).toBe('cancelled');
   });
 
@@ -267,8 +267,8 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
     await new Promise((r) => setTimeout(r, 100));
     const second = await fetch(new URL('/mcp', relay.url), { method: 'POST', headers, body });
     await new Promise((r) => setTimeout(r, 1500)); // longer than the grace: the re-attached call keeps it alive
-    expect(relay.relay.get(card.id).status).toBe('pending');
-    expect(relay.relay.list({ status: 'pending' }).filter((c) => c.provider === 'cursor')).toHaveLength(1);
+    expect((await relay.relay.get(card.id)).status).toBe('pending');
+    expect((await relay.relay.list({ status: 'pending' })).filter((c) => c.provider === 'cursor')).toHaveLength(1);
     await answer(card.id, { q1: { selected: ['SQLite'] } });
     const text = await second.text();
     const message = JSON.parse(/^data: (.*)$/m.exec(text)![1]);
@@ -301,10 +301,10 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
     ['arguments that are a list', [DB], 'The arguments must be an object {questions: [...]}.'],
   ])('%s → isError naming the field', async (_name, args, message) => {
     const { client } = await connect();
-    const before = relay.relay.list().length;
+    const before = (await relay.relay.list()).length;
     const result = await call(client, args);
     expect(result).toEqual({ content: [{ type: 'text', text: message }], isError: true });
-    expect(relay.relay.list().length).toBe(before);
+    expect((await relay.relay.list()).length).toBe(before);
   });
 
   it('an unknown tool is a protocol error, and the server goes on', async () => {

@@ -88,7 +88,7 @@ async function ended(res: Response, withinMs: number): Promise<void> {
 }
 
 const pendingCard = (on: TestRelay, text: string) =>
-  waitUntil(() => on.relay.list({ status: 'pending' }).find((c: Card) => c.questions[0].text === text), `the card "${text}"`);
+  waitUntil(async () => (await on.relay.list({ status: 'pending' })).find((c: Card) => c.questions[0].text === text), `the card "${text}"`);
 
 describe('MCP streams count as long-lived connections', () => {
   it('GET streams and waiting tools/calls hold the MCP client’s slots; the next is 429; the human is unaffected', async () => {

@@ -48,11 +48,11 @@ type Result = { content: { type: string; text: string }[]; structuredContent?: R
 const call = (client: Client, args: unknown) =>
   client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, { timeout: 60_000 }) as Promise<Result>;
 
-const pending = (relay: TestRelay, provider = 'cursor') => relay.relay.list({ status: 'pending' }).filter((c) => c.provider === provider);
+const pending = async (relay: TestRelay, provider = 'cursor') => (await relay.relay.list({ status: 'pending' })).filter((c) => c.provider === provider);
 
-async function until<T>(what: () => T | undefined, label: string, withinMs = 5000): Promise<T> {
+async function until<T>(what: () => T | undefined | Promise<T | undefined>, label: string, withinMs = 5000): Promise<T> {
   for (let waited = 0; waited < withinMs; waited += 20) {
-    const value = what();
+    const value = await what();
     if (value !== undefined) return value;
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -60,7 +60,10 @@ async function until<T>(what: () => T | undefined, label: string, withinMs = 500
 }
 
 const onlyPending = (relay: TestRelay, provider = 'cursor') =>
-  until(() => (pending(relay, provider).length === 1 ? pending(relay, provider)[0] : undefined), 'one pending card');
+  until(async () => {
+    const cards = await pending(relay, provider);
+    return cards.length === 1 ? cards[0] : undefined;
+  }, 'one pending card');
 
 async function answer(relay: TestRelay, id: string, answers: unknown) {
   const res = await relay.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });
@@ -83,7 +86,7 @@ describe('a waiting MCP call re-attaches to its card', () => {
     const second = await connect(relay);
     const again = call(second.client, { questions: [DB_REORDERED] });
     await new Promise((r) => setTimeout(r, 1500)); // past the 1 s grace: the re-attached call keeps the card alive
-    expect(pending(relay).map((c) => c.id)).toEqual([card.id]);
+    expect((await pending(relay)).map((c) => c.id)).toEqual([card.id]);
     await answer(relay, card.id, { q1: { selected: ['SQLite'] } });
     const result = await again;
     expect(result.content[0].text).toBe('Which database? → SQLite');
@@ -97,7 +100,10 @@ describe('a waiting MCP call re-attaches to its card', () => {
     const fromA = call(a.client, { questions: [DB] });
     const cardA = await onlyPending(relay);
     const fromB = call(b.client, { questions: [DB] });
-    const both = await until(() => (pending(relay).length === 2 ? pending(relay) : undefined), 'a second card');
+    const both = await until(async () => {
+      const cards = await pending(relay);
+      return cards.length === 2 ? cards : undefined;
+    }, 'a second card');
     const cardB = both.find((c) => c.id !== cardA.id)!;
     await answer(relay, cardA.id, { q1: { selected: ['PostgreSQL'] } });
     await answer(relay, cardB.id, { q1: { selected: ['SQLite'] } });
@@ -143,7 +149,7 @@ describe('a waiting MCP call re-attaches to its card', () => {
     const after = await connect(second);
     const again = call(after.client, { questions: [DB] });
     await new Promise((r) => setTimeout(r, 1500)); // past the grace the restart gave the orphaned card
-    expect(pending(second).map((c) => c.id)).toEqual([card.id]);
+    expect((await pending(second)).map((c) => c.id)).toEqual([card.id]);
     await answer(second, card.id, { q1: { selected: ['SQLite'] } });
     expect((await again).content[0].text).toBe('Which database? → SQLite');
   });
@@ -158,9 +164,9 @@ describe('a waiting MCP call re-attaches to its card', () => {
     await lost;
 
     const second = await relayOn(first.dataDir);
-    expect(second.relay.get(card.id).status).toBe('pending'); // the client has the grace to come back
-    const closed = await until(() => {
-      const now = second.relay.get(card.id);
+    expect((await second.relay.get(card.id)).status).toBe('pending'); // the client has the grace to come back
+    const closed = await until(async () => {
+      const now = await second.relay.get(card.id);
       return now.status === 'pending' ? undefined : now;
     }, 'the orphan to be cancelled');
     expect(closed.status).toBe('cancelled');

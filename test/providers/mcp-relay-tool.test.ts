@@ -53,9 +53,9 @@ describe('the relay tool on /mcp', () => {
   it('with the operator token: an agent of no session, which answers allowed question cards and never approvals', async () => {
     const open = await session(true);
     const closed = await session(false);
-    const allowed = question(open.id);
-    const approval = question(open.id, 'approval', 'ExitPlanMode');
-    const hidden = question(closed.id);
+    const allowed = await question(open.id);
+    const approval = await question(open.id, 'approval', 'ExitPlanMode');
+    const hidden = await question(closed.id);
     const client = await connect(relay.token);
 
     const listed = await call(client, 'list_questions', {});
@@ -72,19 +72,19 @@ describe('the relay tool on /mcp', () => {
     expect(notShown.content[0].text).toBe(
       `No card "${hidden.id}" that you can see. Cards of sessions whose human has not allowed agents to answer are not shown to agents; ask the human instead.`,
     );
-    expect(relay.relay.get(approval.id).status).toBe('pending');
-    expect(relay.relay.get(hidden.id).status).toBe('pending');
+    expect((await relay.relay.get(approval.id)).status).toBe('pending');
+    expect((await relay.relay.get(hidden.id)).status).toBe('pending');
 
     const answered = await call(client, 'answer_question', { cardId: allowed.id, answers: '2' });
     expect(answered).toEqual({ content: [{ type: 'text', text: `Answered card ${allowed.id}: Which database? → SQLite` }] });
-    expect(relay.relay.get(allowed.id).answeredBy).toEqual({ kind: 'agent', id: 'mcp', surface: 'mcp' });
+    expect((await relay.relay.get(allowed.id)).answeredBy).toEqual({ kind: 'agent', id: 'mcp', surface: 'mcp' });
   });
 
   it("with a session's agent token: ask_user cards belong to that session, and it cannot answer them itself", async () => {
     const own = await session(true);
     const client = await connect(relay.sessions.agentToken(own.id));
     const asking = client.callTool({ name: 'ask_user', arguments: { questions: [{ question: 'Ship it?', options: [{ label: 'Yes' }, { label: 'No' }] }] } }) as Promise<Result>;
-    const card = await waitUntil(() => relay.relay.list({ sessionId: own.id, status: 'pending' })[0], 'the card');
+    const card = await waitUntil(async () => (await relay.relay.list({ sessionId: own.id, status: 'pending' }))[0], 'the card');
     expect(card.askedBy).toEqual({ kind: 'agent', id: own.id, surface: 'mcp' });
 
     const refused = await call(client, 'answer_question', { cardId: card.id, answers: 'Yes' });
@@ -100,7 +100,7 @@ describe('the relay tool on /mcp', () => {
     const client = await connect(relay.token);
     const before = relay.sessions.list().length;
     const starting = call(client, 'start_session', { provider: 'claude', engine: 'messages', prompt: 'write the tests' });
-    const card = await waitUntil(() => relay.relay.list({ status: 'pending' }).find((c) => c.tool === 'start_session'), 'the approval card');
+    const card = await waitUntil(async () => (await relay.relay.list({ status: 'pending' })).find((c) => c.tool === 'start_session'), 'the approval card');
     expect(card).toMatchObject({ kind: 'approval', title: 'Start a session?' });
     expect(card.questions[0].text).toBe(
       [

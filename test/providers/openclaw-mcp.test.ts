@@ -15,6 +15,7 @@ import { Relay } from '../../src/relay/relay.js';
 import { openclawDialect } from '../../providers/openclaw/index.js';
 import { mcpRoute } from '../../src/server/mcp-route.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
@@ -169,8 +170,8 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     const card = await nextCard();
     abort.abort('the agent moved on');
     await expect(pending).rejects.toThrow();
-    for (let i = 0; i < 25 && relay.relay.get(card.id).status !== 'cancelled'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect(relay.relay.get(card.id).status).toBe('cancelled');
+    for (let i = 0; i < 25 && (await relay.relay.get(card.id)).status !== 'cancelled'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect((await relay.relay.get(card.id)).status).toBe('cancelled');
     const again = call(client, { questions: [DB] });
     const next = await nextCard();
     await answer(next.id, { db: { selected: ['PostgreSQL'] } });
@@ -181,7 +182,7 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     const { client } = await connect();
     const pending = call(client, { questions: [DB] });
     const card = await nextCard();
-    relay.relay.cancel(card.id);
+    await relay.relay.cancel(card.id);
     expect(await pending).toEqual(NO_ANSWER);
   });
 
@@ -203,7 +204,7 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     const pending = call(client, { questions: [DB], timeoutSeconds });
     const card = await nextCard();
     expect(waitSeconds(card)).toBe(wait);
-    relay.relay.cancel(card.id);
+    await relay.relay.cancel(card.id);
     await pending;
   });
 
@@ -247,10 +248,10 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     ['arguments that are a list', [DB], 'The arguments must be an object {questions: [...], timeoutSeconds?}.'],
   ])('%s → isError with one sentence', async (_name, args, message) => {
     const { client } = await connect();
-    const before = relay.relay.list().length;
+    const before = (await relay.relay.list()).length;
     const result = await call(client, args);
     expect(result).toEqual({ content: [{ type: 'text', text: message }], isError: true });
-    expect(relay.relay.list().length).toBe(before);
+    expect((await relay.relay.list()).length).toBe(before);
   });
 
   it('a question about token limits or password hashing is not a credential question', async () => {
@@ -262,7 +263,7 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
       ],
     });
     const card = await nextCard();
-    relay.relay.cancel(card.id);
+    await relay.relay.cancel(card.id);
     expect(await pending).toEqual(NO_ANSWER);
   });
 
@@ -282,8 +283,8 @@ describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
     const dir = mkdtempSync(join(tmpdir(), 'askrelay-openclaw-'));
     const store = new SqliteStore(join(dir, 'cards.db'));
     const clock = new FakeClock(Date.now());
-    const own = new Relay({ store, clock, waits: { default: 3_600_000, extension: 3_600_000 } });
-    own.start();
+    const own = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000, extension: 3_600_000 } });
+    await own.start();
     const access = new CardAccess(own, sessionFacts(store.sessions), store.audit);
     const app = new Hono<AuthEnv>();
     app.use('*', async (c, next) => {
@@ -302,10 +303,10 @@ describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
       const card = await nextCard(own);
       expect(waitSeconds(card)).toBe(30);
       clock.advance(29_999);
-      expect(own.get(card.id).status).toBe('pending');
+      expect((await own.get(card.id)).status).toBe('pending');
       clock.advance(1);
       expect(await pending).toEqual(NO_ANSWER);
-      expect(own.get(card.id).status).toBe('expired');
+      expect((await own.get(card.id)).status).toBe('expired');
     } finally {
       await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
       await new Promise((r) => server.close(r));

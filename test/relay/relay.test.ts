@@ -6,12 +6,15 @@ import type { Card } from '../../src/cards/model.js';
 import { RelayError } from '../../src/errors.js';
 import { cardIdFor, Relay } from '../../src/relay/relay.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { codeOf } from '../support/refusal.js';
+import { codeOfAsync } from '../support/refusal.js';
 
 const HOUR = 3_600_000;
 const question = { questions: [{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite'] }] };
 const pick = (label: string) => ({ q1: { selected: [label] } });
+/** Lets pending promise continuations run (a wait registers its timer after its first read). */
+const settled = () => new Promise((r) => setImmediate(r));
 
 let dir: string;
 let clock: FakeClock;
@@ -20,14 +23,14 @@ let relay: Relay;
 
 const open = () => {
   store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-  relay = new Relay({ store, clock, waits: { default: 8 * HOUR, extension: 2 * HOUR } });
+  relay = new Relay({ store: asyncCards(store), clock, waits: { default: 8 * HOUR, extension: 2 * HOUR } });
   return relay.start();
 };
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'askrelay-relay-'));
   clock = new FakeClock();
-  open();
+  await open();
 });
 
 afterEach(() => {
@@ -38,86 +41,89 @@ afterEach(() => {
 
 
 describe('creating', () => {
-  it('stores a pending card that expires after the default wait, or 2 h on the extension engine', () => {
-    const card = relay.create(question);
+  it('stores a pending card that expires after the default wait, or 2 h on the extension engine', async () => {
+    const card = await relay.create(question);
     expect(card.status).toBe('pending');
     expect(Date.parse(card.expiresAt) - Date.parse(card.createdAt)).toBe(8 * HOUR);
-    const ext = relay.create({ ...question, engine: 'extension', provider: 'copilot' });
+    const ext = await relay.create({ ...question, engine: 'extension', provider: 'copilot' });
     expect(Date.parse(ext.expiresAt) - Date.parse(ext.createdAt)).toBe(2 * HOUR);
-    expect(relay.get(card.id)).toEqual(card);
+    expect(await relay.get(card.id)).toEqual(card);
   });
 
-  it('re-attaches a re-sent tool call to the same card instead of making a second one', () => {
+  it('re-attaches a re-sent tool call to the same card instead of making a second one', async () => {
     const events: string[] = [];
     relay.events.subscribe((name) => events.push(name));
-    const a = relay.create({ ...question, sessionId: 's1', toolCallId: 'call_1' });
+    const a = await relay.create({ ...question, sessionId: 's1', toolCallId: 'call_1' });
     clock.advance(1000);
-    const b = relay.create({ ...question, sessionId: 's1', toolCallId: 'call_1' });
+    const b = await relay.create({ ...question, sessionId: 's1', toolCallId: 'call_1' });
     expect(b).toEqual(a);
     expect(a.id).toBe(cardIdFor('s1', 'call_1'));
     expect(cardIdFor('s2', 'call_1')).not.toBe(a.id);
-    expect(relay.list()).toHaveLength(1);
+    expect(await relay.list()).toHaveLength(1);
     expect(events).toEqual(['card.created']);
   });
 
-  it('refuses a wait beyond 7 days', () => {
-    expect(codeOf(() => relay.create({ ...question, waitSeconds: 8 * 24 * 3600 }))).toBe('invalid_card');
+  it('refuses a wait beyond 7 days', async () => {
+    expect(await codeOfAsync(() => relay.create({ ...question, waitSeconds: 8 * 24 * 3600 }))).toBe('invalid_card');
   });
 });
 
 describe('expiry', () => {
   it('expires a card exactly at its deadline and tells its waiters', async () => {
-    const card = relay.create({ ...question, waitSeconds: 60 });
+    const card = await relay.create({ ...question, waitSeconds: 60 });
     const waiting = relay.wait(card.id, 10 * HOUR);
+    await settled();
     clock.advance(59_999);
-    expect(relay.get(card.id).status).toBe('pending');
+    expect((await relay.get(card.id)).status).toBe('pending');
     clock.advance(1);
     const closed = await waiting;
     expect(closed?.status).toBe('expired');
     expect(closed?.closedAt).toBe(card.expiresAt);
-    expect(codeOf(() => relay.answer(card.id, pick('SQLite')))).toBe('card_closed');
+    expect(await codeOfAsync(() => relay.answer(card.id, pick('SQLite')))).toBe('card_closed');
   });
 
-  it('keeps one timer for any number of pending cards', () => {
-    for (let i = 0; i < 50; i++) relay.create({ ...question, waitSeconds: 60 + i });
+  it('keeps one timer for any number of pending cards', async () => {
+    for (let i = 0; i < 50; i++) await relay.create({ ...question, waitSeconds: 60 + i });
     expect(clock.timerCount).toBe(1);
     expect(relay.pendingCount).toBe(50);
     clock.advance(60_000 + 24_500);
-    expect(relay.list({ status: 'expired' })).toHaveLength(25);
-    expect(relay.list({ status: 'pending' })).toHaveLength(25);
+    await settled(); // the timer's expiries commit asynchronously
+    expect(await relay.list({ status: 'expired' })).toHaveLength(25);
+    expect(await relay.list({ status: 'pending' })).toHaveLength(25);
   });
 
-  it('re-arms stored deadlines after a restart and expires what ran out while down', () => {
-    const short = relay.create({ ...question, waitSeconds: 60 });
-    const long = relay.create({ ...question, waitSeconds: 3600 });
+  it('re-arms stored deadlines after a restart and expires what ran out while down', async () => {
+    const short = await relay.create({ ...question, waitSeconds: 60 });
+    const long = await relay.create({ ...question, waitSeconds: 3600 });
     relay.stop();
     store.close();
     clock.advance(120_000); // the relay is down while the short card's deadline passes
-    const recovered = open();
+    const recovered = await open();
     expect(recovered.expired.map((c) => c.id)).toEqual([short.id]);
     expect(recovered.pending).toBe(1);
-    expect(relay.get(short.id).status).toBe('expired');
-    expect(relay.get(long.id)).toEqual(long);
+    expect((await relay.get(short.id)).status).toBe('expired');
+    expect(await relay.get(long.id)).toEqual(long);
     clock.advance(3600_000);
-    expect(relay.get(long.id).status).toBe('expired');
+    expect((await relay.get(long.id)).status).toBe('expired');
   });
 
-  it('a read that notices a passed deadline expires the card even before the timer fires', () => {
-    const card = relay.create({ ...question, waitSeconds: 10 });
-    const other = relay.create({ ...question, waitSeconds: 10 });
+  it('a read that notices a passed deadline expires the card even before the timer fires', async () => {
+    const card = await relay.create({ ...question, waitSeconds: 10 });
+    const other = await relay.create({ ...question, waitSeconds: 10 });
     relay.stop(); // no timer any more
     clock.advance(11_000);
-    expect(relay.get(card.id).status).toBe('expired');
-    expect(relay.list({ status: 'pending' })).toEqual([]);
-    expect(relay.list({ status: 'expired' }).map((c) => c.id)).toEqual([card.id, other.id]);
+    expect((await relay.get(card.id)).status).toBe('expired');
+    expect(await relay.list({ status: 'pending' })).toEqual([]);
+    expect((await relay.list({ status: 'expired' })).map((c) => c.id)).toEqual([card.id, other.id]);
   });
 });
 
 describe('answering', () => {
   it('commits the first answer and hands it to every waiter', async () => {
-    const card = relay.create(question);
+    const card = await relay.create(question);
     const waiters = [relay.wait(card.id, HOUR), relay.wait(card.id, HOUR)];
-    const answered = relay.answer(card.id, pick('sqlite'));
+    await settled();
+    const answered = await relay.answer(card.id, pick('sqlite'));
     expect(answered.status).toBe('answered');
     expect(answered.answer).toEqual(pick('SQLite'));
     expect(answered.answeredBy).toEqual({ kind: 'human', id: 'operator', surface: 'api' });
@@ -125,88 +131,90 @@ describe('answering', () => {
     expect(relay.pendingCount).toBe(0);
   });
 
-  it('first answer wins exactly once: same answer is accepted again, a different one is 409 with the winner', () => {
-    const card = relay.create(question);
+  it('first answer wins exactly once: same answer is accepted again, a different one is 409 with the winner', async () => {
+    const card = await relay.create(question);
     const events: Card[] = [];
     relay.events.subscribe((name, data) => name === 'card.updated' && events.push(data as Card));
-    const first = relay.answer(card.id, pick('SQLite'), { idempotencyKey: 'k1' });
-    expect(relay.answer(card.id, pick('SQLite'))).toEqual(first);
-    expect(relay.answer(card.id, pick('SQLite'), { idempotencyKey: 'k1' })).toEqual(first);
-    expect(relay.answer(card.id, pick('SQLite'), { idempotencyKey: 'other' })).toEqual(first);
+    const first = await relay.answer(card.id, pick('SQLite'), { idempotencyKey: 'k1' });
+    expect(await relay.answer(card.id, pick('SQLite'))).toEqual(first);
+    expect(await relay.answer(card.id, pick('SQLite'), { idempotencyKey: 'k1' })).toEqual(first);
+    expect(await relay.answer(card.id, pick('SQLite'), { idempotencyKey: 'other' })).toEqual(first);
     try {
-      relay.answer(card.id, pick('PostgreSQL'));
+      await relay.answer(card.id, pick('PostgreSQL'));
       throw new Error('expected 409');
     } catch (err) {
       expect((err as RelayError).code).toBe('already_answered');
       expect((err as RelayError).extra.card).toEqual(first);
     }
-    expect(codeOf(() => relay.answer(card.id, pick('PostgreSQL'), { idempotencyKey: 'k1' }))).toBe('idempotency_key_reused');
+    expect(await codeOfAsync(() => relay.answer(card.id, pick('PostgreSQL'), { idempotencyKey: 'k1' }))).toBe('idempotency_key_reused');
     expect(events).toHaveLength(1);
-    expect(relay.get(card.id)).toEqual(first);
+    expect(await relay.get(card.id)).toEqual(first);
   });
 
-  it('an invalid answer changes nothing', () => {
-    const card = relay.create(question);
-    expect(codeOf(() => relay.answer(card.id, pick('MySQL')))).toBe('unknown_option');
-    expect(codeOf(() => relay.answer(card.id, { q1: { selected: [], text: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789' } }))).toBe(
+  it('an invalid answer changes nothing', async () => {
+    const card = await relay.create(question);
+    expect(await codeOfAsync(() => relay.answer(card.id, pick('MySQL')))).toBe('unknown_option');
+    expect(await codeOfAsync(() => relay.answer(card.id, { q1: { selected: [], text: 'ghp_abcdefghijklmnopqrstuvwxyz0123456789' } }))).toBe(
       'credential_refused',
     );
-    expect(relay.get(card.id)).toEqual(card);
+    expect(await relay.get(card.id)).toEqual(card);
   });
 
-  it('answers survive a restart', () => {
-    const card = relay.create(question);
-    const answered = relay.answer(card.id, pick('PostgreSQL'));
+  it('answers survive a restart', async () => {
+    const card = await relay.create(question);
+    const answered = await relay.answer(card.id, pick('PostgreSQL'));
     relay.stop();
     store.close();
-    open();
-    expect(relay.get(card.id)).toEqual(answered);
+    await open();
+    expect(await relay.get(card.id)).toEqual(answered);
   });
 
-  it('an answer committed by another process first is judged against the stored winner', () => {
-    const card = relay.create(question);
+  it('an answer committed by another process first is judged against the stored winner', async () => {
+    const card = await relay.create(question);
     const other = new SqliteStore(join(dir, 'askrelay.sqlite'));
-    const rival = new Relay({ store: other, clock, waits: { default: HOUR, extension: HOUR } });
-    rival.answer(card.id, pick('PostgreSQL'));
-    expect(codeOf(() => relay.answer(card.id, pick('SQLite')))).toBe('already_answered');
-    expect(relay.answer(card.id, pick('PostgreSQL')).answer).toEqual(pick('PostgreSQL'));
+    const rival = new Relay({ store: asyncCards(other), clock, waits: { default: HOUR, extension: HOUR } });
+    await rival.answer(card.id, pick('PostgreSQL'));
+    expect(await codeOfAsync(() => relay.answer(card.id, pick('SQLite')))).toBe('already_answered');
+    expect((await relay.answer(card.id, pick('PostgreSQL'))).answer).toEqual(pick('PostgreSQL'));
     other.close();
   });
 });
 
 describe('skip, cancel and wait', () => {
-  it('skip is idempotent, refused after an answer, gone after expiry', () => {
-    const a = relay.create(question);
-    expect(relay.skip(a.id).status).toBe('skipped');
-    expect(relay.skip(a.id).status).toBe('skipped');
-    expect(codeOf(() => relay.answer(a.id, pick('SQLite')))).toBe('card_closed');
-    const b = relay.create(question);
-    relay.answer(b.id, pick('SQLite'));
-    expect(codeOf(() => relay.skip(b.id))).toBe('already_answered');
-    const c = relay.create({ ...question, waitSeconds: 1 });
+  it('skip is idempotent, refused after an answer, gone after expiry', async () => {
+    const a = await relay.create(question);
+    expect((await relay.skip(a.id)).status).toBe('skipped');
+    expect((await relay.skip(a.id)).status).toBe('skipped');
+    expect(await codeOfAsync(() => relay.answer(a.id, pick('SQLite')))).toBe('card_closed');
+    const b = await relay.create(question);
+    await relay.answer(b.id, pick('SQLite'));
+    expect(await codeOfAsync(() => relay.skip(b.id))).toBe('already_answered');
+    const c = await relay.create({ ...question, waitSeconds: 1 });
     clock.advance(1000);
-    expect(codeOf(() => relay.skip(c.id))).toBe('card_closed');
+    expect(await codeOfAsync(() => relay.skip(c.id))).toBe('card_closed');
   });
 
-  it('cancel closes a pending card and leaves a closed one as it is', () => {
-    const a = relay.create(question);
-    expect(relay.cancel(a.id).status).toBe('cancelled');
-    const b = relay.create(question);
-    relay.answer(b.id, pick('SQLite'));
-    expect(relay.cancel(b.id).status).toBe('answered');
+  it('cancel closes a pending card and leaves a closed one as it is', async () => {
+    const a = await relay.create(question);
+    expect((await relay.cancel(a.id)).status).toBe('cancelled');
+    const b = await relay.create(question);
+    await relay.answer(b.id, pick('SQLite'));
+    expect((await relay.cancel(b.id)).status).toBe('answered');
   });
 
   it('wait resolves at once for a closed card, undefined on timeout, and on abort', async () => {
-    const card = relay.create(question);
+    const card = await relay.create(question);
     const timedOut = relay.wait(card.id, 5000);
+    await settled();
     clock.advance(5000);
     expect(await timedOut).toBeUndefined();
     const controller = new AbortController();
     const aborted = relay.wait(card.id, HOUR, controller.signal);
+    await settled();
     controller.abort();
     expect(await aborted).toBeUndefined();
-    relay.answer(card.id, pick('SQLite'));
+    await relay.answer(card.id, pick('SQLite'));
     expect((await relay.wait(card.id, 0))?.status).toBe('answered');
-    expect(codeOf(() => relay.wait('c_nope', 1))).toBe('not_found');
+    expect(await codeOfAsync(() => relay.wait('c_nope', 1))).toBe('not_found');
   });
 });

@@ -7,6 +7,7 @@ import { Relay } from '../../src/relay/relay.js';
 import { SessionManager } from '../../src/sessions/manager.js';
 import type { RunnerContext, RunnerFactory } from '../../src/sessions/runner.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
 
 // The manager's own rules, with a runner the test drives step by step: the provider
@@ -31,12 +32,12 @@ const scripted: RunnerFactory = {
 };
 
 let manager: SessionManager;
-beforeEach(() => {
+beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'askrelay-sessions-'));
   clock = new FakeClock();
   store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-  relay = new Relay({ store, clock, waits: { default: 60 * MINUTE, extension: 60 * MINUTE } });
-  relay.start();
+  relay = new Relay({ store: asyncCards(store), clock, waits: { default: 60 * MINUTE, extension: 60 * MINUTE } });
+  await relay.start();
   manager = new SessionManager({ relay, store: store.sessions, providers: { claude: scripted }, clock, stuckAfterMs: 10 * MINUTE });
 });
 afterEach(async () => {
@@ -62,12 +63,13 @@ it('flags a running turn with no activity as stuck, never one that waits on a ca
   expect(status(s.id)).toBe('running');
 
   const asked = ctx.ask({ questions: [{ text: 'Which DB?', options: ['A', 'B'] }], toolCallId: 't1' });
+  await tick(); // the card is stored before the session waits on it
   expect(status(s.id)).toBe('waiting');
   clock.advance(30 * MINUTE);
   manager.checkStuck();
   expect(status(s.id)).toBe('waiting');
-  const [card] = relay.list({ sessionId: s.id });
-  relay.answer(card.id, { q1: { selected: ['B'] } });
+  const [card] = await relay.list({ sessionId: s.id });
+  await relay.answer(card.id, { q1: { selected: ['B'] } });
   expect(((await asked) as Card).answer).toEqual({ q1: { selected: ['B'] } });
   expect(status(s.id)).toBe('running');
   finishTurn();
@@ -78,13 +80,14 @@ it('flags a running turn with no activity as stuck, never one that waits on a ca
 it('activity reported while the turn waits on a card (an SDK streaming events) leaves it waiting, never stuck', async () => {
   const s = manager.start({ provider: 'claude', prompt: 'go' });
   const asked = ctx.ask({ questions: [{ text: 'Which DB?', options: ['A', 'B'] }], toolCallId: 't2' });
+  await tick(); // the card is stored before the session waits on it
   ctx.heartbeat();
   expect(status(s.id)).toBe('waiting');
   clock.advance(30 * MINUTE);
   manager.checkStuck();
   expect(status(s.id)).toBe('waiting');
-  const [card] = relay.list({ sessionId: s.id });
-  relay.answer(card.id, { q1: { selected: ['A'] } });
+  const [card] = await relay.list({ sessionId: s.id });
+  await relay.answer(card.id, { q1: { selected: ['A'] } });
   await asked;
   expect(status(s.id)).toBe('running');
 });
@@ -92,10 +95,11 @@ it('activity reported while the turn waits on a card (an SDK streaming events) l
 it('a card asked for a session carries the session, its provider, engine and relay mode', async () => {
   const s = manager.start({ provider: 'claude', prompt: 'go', relayMode: 'manual' });
   void ctx.ask({ questions: [{ text: 'Q?' }], toolCallId: 'call' });
-  const [card] = relay.list({ sessionId: s.id });
+  await tick();
+  const [card] = await relay.list({ sessionId: s.id });
   expect(card).toMatchObject({ sessionId: s.id, provider: 'claude', engine: 'scripted', relayMode: 'manual' });
   await manager.stop(s.id);
-  expect(relay.get(card.id).status).toBe('cancelled');
+  expect((await relay.get(card.id)).status).toBe('cancelled');
   expect(status(s.id)).toBe('stopped');
 });
 

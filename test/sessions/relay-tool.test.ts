@@ -37,8 +37,8 @@ afterAll(async () => {
   await fake?.close();
 });
 // Each test starts with no pending card, so what list_questions shows is the test's own.
-afterEach(() => {
-  for (const card of relay.relay.list({ status: 'pending' })) relay.relay.cancel(card.id);
+afterEach(async () => {
+  for (const card of await relay.relay.list({ status: 'pending' })) await relay.relay.cancel(card.id);
 });
 
 async function startSession(prompt: string, agentsMayAnswer: boolean): Promise<Session> {
@@ -55,7 +55,7 @@ const agent = (sessionId: string): Principal => ({ kind: 'agent', id: sessionId,
 const askFor =
   (who: Principal): AskFn =>
   async (draft: CardDraft): Promise<Card> => {
-    const card = relay.relay.create({
+    const card = await relay.relay.create({
       ...draft,
       sessionId: who.kind === 'agent' ? who.sessionId : null,
       provider: 'claude',
@@ -70,10 +70,10 @@ const callAs = (sessionId: string, name: string, args: unknown): Promise<RelayTo
   return toolbox.call(who, name, args, askFor(who));
 };
 
-const question = (sessionId: string, text = 'Which database?'): Card =>
+const question = (sessionId: string, text = 'Which database?'): Promise<Card> =>
   relay.relay.create({ sessionId, provider: 'claude', tool: 'AskUserQuestion', origin: 'native', questions: [{ header: 'DB', text, options: ['PostgreSQL', 'SQLite'] }] });
 
-const approval = (sessionId: string): Card =>
+const approval = (sessionId: string): Promise<Card> =>
   relay.relay.create({
     sessionId,
     provider: 'claude',
@@ -85,7 +85,7 @@ const approval = (sessionId: string): Card =>
 
 /** The pending approval card an `ask` opened in `sessionId`. */
 const pendingApproval = (sessionId: string, tool: string) =>
-  waitUntil(() => relay.relay.list({ sessionId, status: 'pending' }).find((c) => c.tool === tool), `a pending ${tool} card in ${sessionId}`);
+  waitUntil(async () => (await relay.relay.list({ sessionId, status: 'pending' })).find((c) => c.tool === tool), `a pending ${tool} card in ${sessionId}`);
 
 async function humanAnswers(cardId: string, answers: unknown): Promise<Card> {
   const res = await relay.api(`/api/cards/${cardId}/answer`, { method: 'POST', json: { answers } });
@@ -123,17 +123,17 @@ async function listed(sessionId: string): Promise<Listed[]> {
 
 describe('list_questions', () => {
   it('says so when there is nothing the agent can see', async () => {
-    question(s.D.id); // D does not let agents answer, and B does not watch it
+    await question(s.D.id); // D does not let agents answer, and B does not watch it
     expect(await callAs(s.B.id, 'list_questions', {})).toEqual({ text: 'No pending questions that you can see.', isError: false });
   });
 
   it('lists the pending cards the agent may see, each with mayAnswer and, when false, why', async () => {
-    const open = question(s.A.id);
-    const plan = approval(s.A.id);
-    const mine = question(s.B.id, 'Which cache?');
-    const hidden = question(s.D.id);
-    const answered = question(s.A.id, 'Already answered?');
-    relay.relay.answer(answered.id, { q1: { selected: ['SQLite'] } });
+    const open = await question(s.A.id);
+    const plan = await approval(s.A.id);
+    const mine = await question(s.B.id, 'Which cache?');
+    const hidden = await question(s.D.id);
+    const answered = await question(s.A.id, 'Already answered?');
+    await relay.relay.answer(answered.id, { q1: { selected: ['SQLite'] } });
 
     const list = await listed(s.B.id);
     expect(list.map((q) => q.cardId).sort()).toEqual([open.id, plan.id, mine.id].sort());
@@ -153,7 +153,7 @@ describe('list_questions', () => {
   });
 
   it('a watched session\'s cards are listed, but not answerable when its human does not allow it', async () => {
-    const watched = question(s.D.id);
+    const watched = await question(s.D.id);
     const list = await listed(s.W.id);
     expect(list).toEqual([expect.objectContaining({ cardId: watched.id, sessionId: s.D.id, mayAnswer: false, why: NOT_ALLOWED(s.D.id) })]);
   });
@@ -161,10 +161,10 @@ describe('list_questions', () => {
 
 describe('answer_question', () => {
   it('answers with structured answers, as the agent', async () => {
-    const card = question(s.A.id);
+    const card = await question(s.A.id);
     const result = await callAs(s.B.id, 'answer_question', { cardId: card.id, answers: { q1: { selected: ['SQLite'] } } });
     expect(result).toEqual({ text: `Answered card ${card.id}: Which database? → SQLite`, isError: false });
-    expect(relay.relay.get(card.id)).toMatchObject({
+    expect(await relay.relay.get(card.id)).toMatchObject({
       status: 'answered',
       answer: { q1: { selected: ['SQLite'] } },
       answeredBy: { kind: 'agent', id: s.B.id, surface: 'relay-tool' },
@@ -179,10 +179,10 @@ describe('answer_question', () => {
     ['sqlite', { q1: { selected: ['SQLite'] } }, 'SQLite'],
     ['Use DuckDB', { q1: { selected: [], text: 'Use DuckDB' } }, 'Use DuckDB'],
   ])('answers with a plain-text reply %j', async (text, answer, said) => {
-    const card = question(s.A.id);
+    const card = await question(s.A.id);
     const result = await callAs(s.B.id, 'answer_question', { cardId: card.id, answers: text });
     expect(result).toEqual({ text: `Answered card ${card.id}: Which database? → ${said}`, isError: false });
-    expect(relay.relay.get(card.id)).toMatchObject({ status: 'answered', answer, answeredBy: { kind: 'agent', id: s.B.id, surface: 'relay-tool' } });
+    expect(await relay.relay.get(card.id)).toMatchObject({ status: 'answered', answer, answeredBy: { kind: 'agent', id: s.B.id, surface: 'relay-tool' } });
   });
 
   it.each([
@@ -191,13 +191,13 @@ describe('answer_question', () => {
     ['a watched card whose human does not allow it', () => question(s.D.id), () => s.W.id, () => NOT_ALLOWED(s.D.id), 'agents_not_allowed'],
     ['a card it may not see', () => question(s.D.id), () => s.B.id, (c: Card) => NOT_VISIBLE(c.id), 'not_found'],
   ])('refuses %s with one exact sentence, changes nothing and audits it', async (_what, make, caller, sentence, code) => {
-    const card = make();
-    const before = relay.relay.get(card.id);
+    const card = await make();
+    const before = await relay.relay.get(card.id);
     for (const answers of [{ [card.questions[0].id]: { selected: [card.questions[0].options[0].label] } }, '1']) {
       const result = await callAs(caller(), 'answer_question', { cardId: card.id, answers });
       expect(result).toEqual({ text: sentence(card), isError: true });
     }
-    expect(relay.relay.get(card.id)).toEqual(before);
+    expect(await relay.relay.get(card.id)).toEqual(before);
     const refused = (await audit()).filter((e) => e.cardId === card.id && e.event === 'card.refused');
     expect(refused).toHaveLength(2);
     for (const entry of refused) {
@@ -213,14 +213,14 @@ describe('answer_question', () => {
   });
 
   it('a card answered differently, or closed, says so', async () => {
-    const card = question(s.A.id);
+    const card = await question(s.A.id);
     await humanAnswers(card.id, { q1: { selected: ['PostgreSQL'] } });
     expect(await callAs(s.B.id, 'answer_question', { cardId: card.id, answers: '2' })).toEqual({
       text: 'The card was already answered with a different answer.',
       isError: true,
     });
-    const skipped = question(s.A.id);
-    relay.relay.skip(skipped.id);
+    const skipped = await question(s.A.id);
+    await relay.relay.skip(skipped.id);
     expect(await callAs(s.B.id, 'answer_question', { cardId: skipped.id, answers: '1' })).toEqual({
       text: 'The card is skipped; it no longer takes answers.',
       isError: true,
@@ -236,21 +236,21 @@ describe('answer_question', () => {
     ['answers whose entries are of the wrong type', { cardId: 'c_x', answers: { q1: 'SQLite' } }, SHAPE],
     ['empty answers text', { cardId: 'c_x', answers: '' }, 'answers is empty.'],
   ])('bad input (%s) is an error of one sentence', async (_what, args, sentence) => {
-    const card = question(s.A.id);
+    const card = await question(s.A.id);
     const withCard = args && typeof args === 'object' && 'cardId' in args && args.cardId === 'c_x' ? { ...args, cardId: card.id } : args;
     const result = await callAs(s.B.id, 'answer_question', withCard);
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/^\S[^\n]*$/);
     expect(result.text).toBe(sentence);
-    expect(relay.relay.get(card.id).status).toBe('pending');
+    expect((await relay.relay.get(card.id)).status).toBe('pending');
   });
 
   it('an answer the card does not take is refused with the relay\'s sentence', async () => {
-    const card = question(s.A.id);
+    const card = await question(s.A.id);
     const result = await callAs(s.B.id, 'answer_question', { cardId: card.id, answers: { q1: { selected: ['MongoDB'] } } });
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/MongoDB/);
-    expect(relay.relay.get(card.id).status).toBe('pending');
+    expect((await relay.relay.get(card.id)).status).toBe('pending');
   });
 
   it('an unknown tool name is an error naming the four tools', async () => {
@@ -308,7 +308,7 @@ describe('start_session', () => {
     // The asking agent cannot approve its own request, nor can any other agent.
     expect(await callAs(s.B.id, 'answer_question', { cardId: card.id, answers: 'Approve' })).toEqual({ text: HUMAN_ONLY(card.id), isError: true });
     expect((await callAs(s.A.id, 'answer_question', { cardId: card.id, answers: 'Approve' })).isError).toBe(true);
-    expect(relay.relay.get(card.id).status).toBe('pending');
+    expect((await relay.relay.get(card.id)).status).toBe('pending');
 
     await humanAnswers(card.id, { approve: { selected: ['Approve'] } });
     const result = await pending;
@@ -381,11 +381,11 @@ describe('start_session', () => {
   });
 
   it('refuses, before any card, a prompt too long to show on one', async () => {
-    const cards = relay.relay.list().length;
+    const cards = (await relay.relay.list()).length;
     const result = await callAs(s.B.id, 'start_session', { provider: 'claude', prompt: 'x\n'.repeat(1990) });
     expect(result.isError).toBe(true);
     expect(result.text).toMatch(/^The prompt is too long to show the human on an approval card \(\d+ characters with the settings, at most 4000\); shorten it\.$/);
-    expect(relay.relay.list()).toHaveLength(cards);
+    expect(await relay.relay.list()).toHaveLength(cards);
   });
 
   it.each([
@@ -404,20 +404,20 @@ describe('start_session', () => {
   });
 
   it('bad input is refused before any card is raised', async () => {
-    const cards = relay.relay.list().length;
+    const cards = (await relay.relay.list()).length;
     const noPrompt = await callAs(s.B.id, 'start_session', { provider: 'claude', prompt: '  ' });
     expect(noPrompt.isError).toBe(true);
     expect(noPrompt.text).toBe("prompt is empty.");
     const badProvider = await callAs(s.B.id, 'start_session', { provider: 'nope', prompt: 'go' });
     expect(badProvider.isError).toBe(true);
     expect(badProvider.text).toMatch(/^provider\b[^\n]*$/);
-    expect(relay.relay.list()).toHaveLength(cards);
+    expect(await relay.relay.list()).toHaveLength(cards);
   });
 });
 
 describe('watch_session', () => {
   it('the first time raises an approval card; approved, it returns session, transcript and cards; the second time no card', async () => {
-    const asked = question(s.D.id, 'Which port?');
+    const asked = await question(s.D.id, 'Which port?');
     const pending = callAs(s.V.id, 'watch_session', { sessionId: s.D.id });
     const card = await pendingApproval(s.V.id, 'watch_session');
     expect(card).toMatchObject({ kind: 'approval', tool: 'watch_session', title: 'Let an agent watch a session?', sessionId: s.V.id });
@@ -448,11 +448,11 @@ describe('watch_session', () => {
     expect(await listed(s.V.id)).toEqual([expect.objectContaining({ cardId: asked.id, mayAnswer: false, why: NOT_ALLOWED(s.D.id) })]);
 
     // The second time: no new card, the answer at once.
-    const cards = relay.relay.list({ sessionId: s.V.id }).length;
+    const cards = (await relay.relay.list({ sessionId: s.V.id })).length;
     const again = await callAs(s.V.id, 'watch_session', { sessionId: s.D.id });
     expect(again.isError).toBe(false);
     expect(JSON.parse(again.text)).toMatchObject({ session: { id: s.D.id } });
-    expect(relay.relay.list({ sessionId: s.V.id })).toHaveLength(cards);
+    expect(await relay.relay.list({ sessionId: s.V.id })).toHaveLength(cards);
   });
 
   it('denied, the agent may not watch, and asking again raises a new card', async () => {
@@ -465,17 +465,17 @@ describe('watch_session', () => {
     const again = callAs(s.B.id, 'watch_session', { sessionId: s.A.id });
     const second = await pendingApproval(s.B.id, 'watch_session');
     expect(second.id).not.toBe(card.id);
-    relay.relay.skip(second.id);
+    await relay.relay.skip(second.id);
     expect(await again).toEqual({ text: `You may not watch session ${s.A.id}: the human declined to decide.`, isError: true });
   });
 
   it('its own session needs no approval; an unknown session is an error', async () => {
-    const cards = relay.relay.list().length;
+    const cards = (await relay.relay.list()).length;
     const own = await callAs(s.B.id, 'watch_session', { sessionId: s.B.id });
     expect(own.isError).toBe(false);
     expect(JSON.parse(own.text)).toMatchObject({ session: { id: s.B.id } });
     expect(await callAs(s.B.id, 'watch_session', { sessionId: 's_nope' })).toEqual({ text: 'No session "s_nope".', isError: true });
     expect(await callAs(s.B.id, 'watch_session', {})).toMatchObject({ isError: true });
-    expect(relay.relay.list()).toHaveLength(cards);
+    expect(await relay.relay.list()).toHaveLength(cards);
   });
 });

@@ -12,7 +12,7 @@ export function cardsAskedBy(provider: Card['provider'], tries: number): (relay:
   const seen = new Set<string>();
   return async (relay) => {
     for (let i = 0; i < tries; i++) {
-      const card = relay.list({ status: 'pending' }).find((c) => c.provider === provider && !seen.has(c.id));
+      const card = (await relay.list({ status: 'pending' })).find((c) => c.provider === provider && !seen.has(c.id));
       if (card) {
         seen.add(card.id);
         return card;
