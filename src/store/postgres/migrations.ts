@@ -35,6 +35,46 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 2,
+    name: 'sessions and logins',
+    // As in SQLite (src/store/session-store.ts, login-store.ts): JSON as text, times in epoch
+    // ms, only hashes of agent tokens and login ids. No foreign keys, as there: a transcript
+    // entry or a token may outlive or precede its session's row. `seq` on sessions keeps
+    // insertion order among equal created_at; a transcript's seq counts 1, 2, … per session.
+    sql: `
+      CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        status      TEXT NOT NULL,
+        created_at  BIGINT NOT NULL,
+        data        TEXT NOT NULL,
+        state       TEXT,
+        seq         BIGSERIAL NOT NULL
+      );
+      CREATE INDEX sessions_created ON sessions (created_at, seq);
+      CREATE TABLE transcript (
+        session_id  TEXT NOT NULL,
+        seq         INTEGER NOT NULL,
+        data        TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      CREATE TABLE agent_tokens (
+        token_hash  TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL UNIQUE
+      );
+      CREATE TABLE watch_grants (
+        watcher     TEXT NOT NULL,
+        target      TEXT NOT NULL,
+        granted_at  BIGINT NOT NULL,
+        PRIMARY KEY (watcher, target)
+      );
+      CREATE TABLE web_logins (
+        key         TEXT PRIMARY KEY,
+        created_at  BIGINT NOT NULL
+      );
+      CREATE INDEX web_logins_created ON web_logins (created_at);
+    `,
+  },
+  {
     version: 5,
     name: 'settings',
     // What every node sharing the database must agree on: the relay token, keys.
