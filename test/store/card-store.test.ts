@@ -9,7 +9,7 @@ import { PostgresCardStore } from '../../src/store/postgres/postgres-card-store.
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncCards, type AsyncCardStore } from '../../src/store/store.js';
 import { cardOf } from '../support/card-fixture.js';
-import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
+import { freshDatabase, testPool, type FreshDatabase } from '../support/postgres.js';
 
 // The card store's contract, run against both stores: the embedded SQLite file and a real
 // PostgreSQL database (a fresh one per test, dropped afterwards). Whatever holds on one
@@ -142,7 +142,7 @@ describe('PostgreSQL migrations', () => {
   afterEach(() => db.drop());
 
   it('nodes starting together on a fresh database apply each migration exactly once', async () => {
-    const pools = Array.from({ length: 4 }, () => new pg.Pool({ connectionString: db.url }));
+    const pools = Array.from({ length: 4 }, () => testPool(db.url));
     try {
       const applied = await Promise.all(pools.map((p) => migrate(p)));
       expect(applied.flat().sort()).toEqual(MIGRATIONS.map((m) => m.version));
@@ -155,7 +155,7 @@ describe('PostgreSQL migrations', () => {
   });
 
   it('a migration that fails leaves nothing half-applied and names itself', async () => {
-    const pool = new pg.Pool({ connectionString: db.url });
+    const pool = testPool(db.url);
     try {
       const broken = [...MIGRATIONS, { version: 999, name: 'broken', sql: 'CREATE TABLE half (x INT); SELECT no_such_function();' }];
       await expect(migrate(pool, broken)).rejects.toThrow(/migration 999 \(broken\) failed: .*no_such_function/);

@@ -7,7 +7,7 @@ import { asyncLogins, type AsyncLoginStore } from '../../src/store/login-store.j
 import { migrate } from '../../src/store/postgres/migrations.js';
 import { PostgresLoginStore } from '../../src/store/postgres/postgres-login-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { freshDatabase } from '../support/postgres.js';
+import { freshDatabase, testPool } from '../support/postgres.js';
 
 // The page's logins, one contract for both stores: the embedded SQLite file and a real
 // PostgreSQL database (a fresh one per test, dropped afterwards). With several nodes, a
@@ -38,7 +38,7 @@ const STORES: Record<string, () => Promise<Harness>> = {
     const db = await freshDatabase();
     const pools: pg.Pool[] = [];
     const node = async () => {
-      const pool = new pg.Pool({ connectionString: db.url });
+      const pool = testPool(db.url);
       pools.push(pool);
       await migrate(pool);
       return new PostgresLoginStore(pool);

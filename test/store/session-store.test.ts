@@ -10,7 +10,7 @@ import { migrate } from '../../src/store/postgres/migrations.js';
 import { PostgresSessionStore } from '../../src/store/postgres/postgres-session-store.js';
 import { asyncSessions, type AsyncSessionStore } from '../../src/store/session-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { freshDatabase } from '../support/postgres.js';
+import { freshDatabase, testPool } from '../support/postgres.js';
 
 // The session store's contract, run against both stores: the embedded SQLite file and a real
 // PostgreSQL database (a fresh one per test, dropped afterwards). Whatever holds on one holds
@@ -52,7 +52,7 @@ const STORES: Record<string, () => Promise<Harness>> = {
     // Each handle is a node: its own pool, migrating at start as a node would.
     const pools: pg.Pool[] = [];
     const node = async () => {
-      const pool = new pg.Pool({ connectionString: db.url });
+      const pool = testPool(db.url);
       pools.push(pool);
       await migrate(pool);
       return new PostgresSessionStore(pool);
