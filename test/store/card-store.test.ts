@@ -135,6 +135,11 @@ for (const [name, open] of Object.entries(STORES)) {
 }
 
 describe('PostgreSQL migrations', () => {
+  it('are numbered once each, in the order they are applied', () => {
+    const versions = MIGRATIONS.map((m) => m.version);
+    expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
+  });
+
   let db: FreshDatabase;
   beforeEach(async () => {
     db = await freshDatabase();

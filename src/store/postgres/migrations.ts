@@ -75,6 +75,54 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 4,
+    name: 'mcp calls and chat channels',
+    // As in SQLite (src/store/call-store.ts, channel-store.ts): times in epoch ms, no foreign
+    // keys (a call's record may outlive its card). `seq` stands in for SQLite's rowid and the
+    // outbox's own counter: a sequence, so several nodes queueing at once never share a value.
+    sql: `
+      CREATE TABLE mcp_calls (
+        card_id       TEXT PRIMARY KEY,
+        dialect       TEXT NOT NULL,
+        args_hash     TEXT NOT NULL,
+        client_key    TEXT,
+        created_at    BIGINT NOT NULL,
+        delivered_at  BIGINT,
+        seq           BIGSERIAL NOT NULL
+      );
+      CREATE INDEX mcp_calls_args ON mcp_calls (dialect, args_hash);
+      CREATE INDEX mcp_calls_created ON mcp_calls (created_at);
+      CREATE TABLE channel_outbox (
+        channel     TEXT NOT NULL,
+        card_id     TEXT NOT NULL,
+        action      TEXT NOT NULL,
+        due_at      BIGINT NOT NULL,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        last_error  TEXT,
+        seq         BIGSERIAL NOT NULL,
+        PRIMARY KEY (channel, card_id, action)
+      );
+      CREATE INDEX channel_outbox_order ON channel_outbox (channel, seq);
+      CREATE TABLE channel_messages (
+        channel  TEXT NOT NULL,
+        message  TEXT NOT NULL,
+        card_id  TEXT NOT NULL,
+        chat     TEXT NOT NULL,
+        role     TEXT NOT NULL,
+        closed   BOOLEAN NOT NULL DEFAULT false,
+        seq      BIGSERIAL NOT NULL,
+        PRIMARY KEY (channel, message)
+      );
+      CREATE INDEX channel_messages_card ON channel_messages (channel, card_id, role, seq);
+      CREATE TABLE channel_state (
+        channel  TEXT NOT NULL,
+        key      TEXT NOT NULL,
+        value    TEXT NOT NULL,
+        PRIMARY KEY (channel, key)
+      );
+    `,
+  },
+  {
     version: 5,
     name: 'settings',
     // What every node sharing the database must agree on: the relay token, keys.
