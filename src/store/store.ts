@@ -44,6 +44,7 @@ export interface CardStore {
   close(): void;
 }
 
+/** An interface with every method's result a promise (what a networked store serves). */
 export type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : T[K] };
 
 /**

@@ -75,6 +75,35 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 3,
+    name: 'audit log and push subscriptions',
+    // As in SQLite: the audit rows, and a one-row head (the last seq and hash) that verify
+    // checks the rows against. `data` is the entry's JSON as sealed, text so it reads back as
+    // written. Push subscriptions: one row per endpoint, listed by created_at and then in
+    // insertion order (`seq`, SQLite's rowid; an upsert keeps it).
+    sql: `
+      CREATE TABLE audit (
+        seq       BIGINT PRIMARY KEY,
+        data      TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash      TEXT NOT NULL
+      );
+      CREATE TABLE audit_head (
+        one  INTEGER PRIMARY KEY CHECK (one = 1),
+        seq  BIGINT NOT NULL,
+        hash TEXT NOT NULL
+      );
+      CREATE TABLE push_subscriptions (
+        endpoint   TEXT PRIMARY KEY,
+        p256dh     TEXT NOT NULL,
+        auth       TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        seq        BIGSERIAL NOT NULL
+      );
+      CREATE INDEX push_subscriptions_created ON push_subscriptions (created_at, seq);
+    `,
+  },
+  {
     version: 4,
     name: 'mcp calls and chat channels',
     // As in SQLite (src/store/call-store.ts, channel-store.ts): times in epoch ms, no foreign
