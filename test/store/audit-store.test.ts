@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { asyncAudit, AuditStore, hashEntry, type AsyncAuditStore, type AuditCheck, type AuditEntry, type AuditRecord } from '../../src/store/audit-store.js';
 import { migrate } from '../../src/store/postgres/migrations.js';
 import { PostgresAuditStore } from '../../src/store/postgres/postgres-audit-store.js';
-import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
+import { freshDatabase, type FreshDatabase, testPool } from '../support/postgres.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // The audit log's hash chain, run against both stores: a real SQLite file and a real
@@ -37,17 +37,6 @@ function connect(file: string): Database.Database {
   conn.pragma('journal_mode = WAL');
   conn.pragma('busy_timeout = 5000');
   return conn;
-}
-
-/**
- * A pool for a test database. pool.end() resolves before its connections have closed, so
- * the drop right after (WITH FORCE) may end one still closing: an idle connection's error,
- * which a pool without a listener throws.
- */
-function poolOf(url: string): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url });
-  pool.on('error', () => {});
-  return pool;
 }
 
 /** `?` placeholders as PostgreSQL numbers them. */
@@ -86,7 +75,7 @@ const STORES: Record<Harness['name'], () => Promise<Harness>> = {
   },
   postgres: async () => {
     const db: FreshDatabase = await freshDatabase();
-    const newPool = () => poolOf(db.url);
+    const newPool = () => testPool(db.url);
     let pool = newPool();
     await migrate(pool);
     const tamperer = new pg.Client({ connectionString: db.url });
@@ -560,7 +549,7 @@ describe('audit store: postgres, what only a networked database needs', () => {
   let pool: pg.Pool;
   beforeEach(async () => {
     db = await freshDatabase();
-    pool = poolOf(db.url);
+    pool = testPool(db.url);
     await migrate(pool);
   });
   afterEach(async () => {

@@ -1,13 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { asyncChannels, type AsyncChannelStore, type OutboxJob } from '../../src/store/channel-store.js';
-import { migrate } from '../../src/store/postgres/migrations.js';
 import { PostgresChannelStore } from '../../src/store/postgres/postgres-channel-store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { freshDatabase } from '../support/postgres.js';
+import { bothStores, type StoreHarness } from '../support/store-harness.js';
 
 // The chat channels' store (durable outbox, card messages, bookmarks), run against the
 // embedded SQLite file and a real PostgreSQL database (fresh per test, dropped afterwards).
@@ -15,72 +9,7 @@ import { freshDatabase } from '../support/postgres.js';
 // channel whose head waits even when not due, a job queued once however often it is asked
 // for, a turn's jobs written all at once, and a post or close recorded with its job's removal.
 
-interface Harness {
-  store: AsyncChannelStore;
-  /** A second, independent handle on the same data: a restart, another node. */
-  other(): Promise<AsyncChannelStore>;
-  dispose(): Promise<void>;
-}
-
-/**
- * A pool whose end() resolves once its connections are really closed: pg's own resolves when
- * it has asked them to close, and dropping the database WITH (FORCE) then may cut one, an
- * error nobody listens for.
- */
-function closingPool(url: string): { pool: pg.Pool; end(): Promise<void> } {
-  const pool = new pg.Pool({ connectionString: url });
-  let live = 0;
-  let closed = () => {};
-  pool.on('connect', () => void live++);
-  pool.on('remove', () => void (--live === 0 && closed()));
-  return {
-    pool,
-    end: async () => {
-      const allClosed = live ? new Promise<void>((resolve) => (closed = resolve)) : undefined;
-      await pool.end();
-      await allClosed;
-    },
-  };
-}
-
-const STORES: Record<string, () => Promise<Harness>> = {
-  sqlite: async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'askrelay-channels-'));
-    const file = join(dir, 'askrelay.sqlite');
-    const opened: SqliteStore[] = [];
-    const handle = (): AsyncChannelStore => {
-      const store = new SqliteStore(file);
-      opened.push(store);
-      return asyncChannels(store.channels);
-    };
-    return {
-      store: handle(),
-      other: async () => handle(),
-      dispose: async () => {
-        opened.forEach((s) => s.close());
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
-  postgres: async () => {
-    const db = await freshDatabase();
-    const pools: { end(): Promise<void> }[] = [];
-    const handle = async (): Promise<AsyncChannelStore> => {
-      const { pool, end } = closingPool(db.url);
-      pools.push({ end });
-      await migrate(pool);
-      return new PostgresChannelStore(pool);
-    };
-    return {
-      store: await handle(),
-      other: handle,
-      dispose: async () => {
-        await Promise.all(pools.map((p) => p.end()));
-        await db.drop();
-      },
-    };
-  },
-};
+const STORES = bothStores<AsyncChannelStore>({ sqlite: (s) => asyncChannels(s.channels), postgres: (pool) => new PostgresChannelStore(pool) });
 
 // Real epoch milliseconds: they need 64-bit columns (and come back as numbers).
 const NOW = Date.parse('2026-11-30T12:00:00.000Z');
@@ -97,7 +26,7 @@ const order = (jobs: OutboxJob[]) => jobs.map((j) => `${j.cardId}:${j.action}`);
 
 for (const [name, open] of Object.entries(STORES)) {
   describe(`channel store: ${name}`, () => {
-    let h: Harness;
+    let h: StoreHarness<AsyncChannelStore>;
     beforeEach(async () => {
       h = await open();
     });

@@ -1,59 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { asyncLogins, type AsyncLoginStore } from '../../src/store/login-store.js';
-import { migrate } from '../../src/store/postgres/migrations.js';
 import { PostgresLoginStore } from '../../src/store/postgres/postgres-login-store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { freshDatabase, testPool } from '../support/postgres.js';
+import { bothStores, type StoreHarness } from '../support/store-harness.js';
 
 // The page's logins, one contract for both stores: the embedded SQLite file and a real
 // PostgreSQL database (a fresh one per test, dropped afterwards). With several nodes, a
 // login made on one is honoured on every other, and a logout on one ends it on all.
 
-interface Harness {
-  store: AsyncLoginStore;
-  /** A second, independent handle on the same data: another process, another node. */
-  other(): Promise<AsyncLoginStore>;
-  dispose(): Promise<void>;
-}
-
-const STORES: Record<string, () => Promise<Harness>> = {
-  sqlite: async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'askrelay-logins-'));
-    const file = join(dir, 'askrelay.sqlite');
-    const opened = [new SqliteStore(file)];
-    return {
-      store: asyncLogins(opened[0].logins),
-      other: async () => asyncLogins(opened[opened.push(new SqliteStore(file)) - 1].logins),
-      dispose: async () => {
-        for (const s of opened) s.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
-  postgres: async () => {
-    const db = await freshDatabase();
-    const pools: pg.Pool[] = [];
-    const node = async () => {
-      const pool = testPool(db.url);
-      pools.push(pool);
-      await migrate(pool);
-      return new PostgresLoginStore(pool);
-    };
-    const store = await node();
-    return {
-      store,
-      other: node,
-      dispose: async () => {
-        await Promise.all(pools.map((p) => p.end()));
-        await db.drop();
-      },
-    };
-  },
-};
+const STORES = bothStores<AsyncLoginStore>({ sqlite: (s) => asyncLogins(s.logins), postgres: (pool) => new PostgresLoginStore(pool) });
 
 /** A login made at a time with milliseconds, beyond 32 bits: it must come back as this very number. */
 const T = 1_764_504_000_123;
@@ -61,7 +15,7 @@ const key = (n: number) => `login-key-${n}`;
 
 for (const [name, open] of Object.entries(STORES)) {
   describe(`login store: ${name}`, () => {
-    let h: Harness;
+    let h: StoreHarness<AsyncLoginStore>;
     beforeEach(async () => {
       h = await open();
     });

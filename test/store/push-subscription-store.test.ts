@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { migrate } from '../../src/store/postgres/migrations.js';
 import { PostgresPushSubscriptionStore } from '../../src/store/postgres/postgres-push-subscription-store.js';
 import { asyncPush, PushSubscriptionStore, type AsyncPushSubscriptionStore, type PushSubscriptionRecord } from '../../src/store/push-subscription-store.js';
-import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
+import { freshDatabase, type FreshDatabase, testPool } from '../support/postgres.js';
 
 // The push subscriptions' contract, run against both stores: the embedded SQLite file and a
 // real PostgreSQL database (a fresh one per test, dropped afterwards). The push routes add
@@ -19,17 +19,6 @@ interface Harness {
   /** A second, independent handle on the same data: another process, another node. */
   other(): Promise<AsyncPushSubscriptionStore>;
   dispose(): Promise<void>;
-}
-
-/**
- * A pool for a test database. pool.end() resolves before its connections have closed, so
- * the drop right after (WITH FORCE) may end one still closing: an idle connection's error,
- * which a pool without a listener throws.
- */
-function poolOf(url: string): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url });
-  pool.on('error', () => {});
-  return pool;
 }
 
 const STORES: Record<string, () => Promise<Harness>> = {
@@ -55,11 +44,11 @@ const STORES: Record<string, () => Promise<Harness>> = {
   },
   postgres: async () => {
     const db: FreshDatabase = await freshDatabase();
-    const pools = [poolOf(db.url)];
+    const pools = [testPool(db.url)];
     await migrate(pools[0]);
     return {
       store: new PostgresPushSubscriptionStore(pools[0]),
-      other: async () => new PostgresPushSubscriptionStore(pools[pools.push(poolOf(db.url)) - 1]),
+      other: async () => new PostgresPushSubscriptionStore(pools[pools.push(testPool(db.url)) - 1]),
       dispose: async () => {
         for (const pool of pools) await pool.end();
         await db.drop();
@@ -149,7 +138,7 @@ describe('push subscription store: postgres, several nodes', () => {
   let pools: pg.Pool[];
   beforeEach(async () => {
     db = await freshDatabase();
-    pools = [poolOf(db.url), poolOf(db.url)];
+    pools = [testPool(db.url), testPool(db.url)];
     await migrate(pools[0]);
   });
   afterEach(async () => {

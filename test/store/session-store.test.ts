@@ -1,74 +1,29 @@
 import Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Session, TranscriptEntry } from '../../src/sessions/model.js';
-import { migrate } from '../../src/store/postgres/migrations.js';
 import { PostgresSessionStore } from '../../src/store/postgres/postgres-session-store.js';
 import { asyncSessions, type AsyncSessionStore } from '../../src/store/session-store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { freshDatabase, testPool } from '../support/postgres.js';
+import { bothStores, type StoreHarness } from '../support/store-harness.js';
 
 // The session store's contract, run against both stores: the embedded SQLite file and a real
 // PostgreSQL database (a fresh one per test, dropped afterwards). Whatever holds on one holds
 // on the other, including when several nodes write one session at once.
 
-interface Harness {
-  store: AsyncSessionStore;
-  /** A second, independent handle on the same data: another process, another node. */
-  other(): Promise<AsyncSessionStore>;
-  /** What the database keeps for agent tokens, read behind the store's back. */
-  tokenRows(): Promise<{ token_hash: string; session_id: string }[]>;
-  dispose(): Promise<void>;
-}
+const STORES = bothStores<AsyncSessionStore>({ sqlite: (s) => asyncSessions(s.sessions), postgres: (pool) => new PostgresSessionStore(pool) });
 
-const STORES: Record<string, () => Promise<Harness>> = {
-  sqlite: async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'askrelay-sessions-'));
-    const file = join(dir, 'askrelay.sqlite');
-    const opened = [new SqliteStore(file)];
-    return {
-      store: asyncSessions(opened[0].sessions),
-      other: async () => asyncSessions(opened[opened.push(new SqliteStore(file)) - 1].sessions),
-      tokenRows: async () => {
-        const db = new Database(file, { readonly: true });
-        try {
-          return db.prepare('SELECT token_hash, session_id FROM agent_tokens ORDER BY session_id').all() as { token_hash: string; session_id: string }[];
-        } finally {
-          db.close();
-        }
-      },
-      dispose: async () => {
-        for (const s of opened) s.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
-  postgres: async () => {
-    const db = await freshDatabase();
-    // Each handle is a node: its own pool, migrating at start as a node would.
-    const pools: pg.Pool[] = [];
-    const node = async () => {
-      const pool = testPool(db.url);
-      pools.push(pool);
-      await migrate(pool);
-      return new PostgresSessionStore(pool);
-    };
-    const store = await node();
-    return {
-      store,
-      other: node,
-      tokenRows: async () => (await pools[0].query('SELECT token_hash, session_id FROM agent_tokens ORDER BY session_id')).rows,
-      dispose: async () => {
-        await Promise.all(pools.map((p) => p.end()));
-        await db.drop();
-      },
-    };
-  },
-};
+type TokenRow = { token_hash: string; session_id: string };
+/** What the database keeps for agent tokens, read behind the store's back. */
+async function tokenRows({ backend }: StoreHarness<AsyncSessionStore>): Promise<TokenRow[]> {
+  const sql = 'SELECT token_hash, session_id FROM agent_tokens ORDER BY session_id';
+  if (backend.kind === 'postgres') return (await backend.pool.query<TokenRow>(sql)).rows;
+  const db = new Database(backend.file, { readonly: true });
+  try {
+    return db.prepare(sql).all() as TokenRow[];
+  } finally {
+    db.close();
+  }
+}
 
 const session = (id: string, extra: Partial<Session> = {}): Session => ({
   id,
@@ -88,7 +43,7 @@ const sha256 = (text: string) => createHash('sha256').update(text).digest('hex')
 
 for (const [name, open] of Object.entries(STORES)) {
   describe(`session store: ${name}`, () => {
-    let h: Harness;
+    let h: StoreHarness<AsyncSessionStore>;
     beforeEach(async () => {
       h = await open();
     });
@@ -192,7 +147,7 @@ for (const [name, open] of Object.entries(STORES)) {
       expect(await h.store.sessionOfToken(t2)).toBe('s_2');
       expect(await h.store.sessionOfToken('asa_unknown')).toBeUndefined();
       expect(await h.store.sessionOfToken(sha256(t1))).toBeUndefined(); // the hash is no token
-      expect(await h.tokenRows()).toEqual([
+      expect(await tokenRows(h)).toEqual([
         { token_hash: sha256(t1), session_id: 's_1' },
         { token_hash: sha256(t2), session_id: 's_2' },
       ]);
@@ -265,7 +220,7 @@ for (const [name, open] of Object.entries(STORES)) {
       await Promise.all(handles.map((s) => s.setAgentToken('s_0', 'asa_replaced_token_0123456789abcdefgh')));
       expect(await h.store.sessionOfToken(token(0))).toBeUndefined();
       expect(await h.store.sessionOfToken('asa_replaced_token_0123456789abcdefgh')).toBe('s_0');
-      expect((await h.tokenRows()).length).toBe(40);
+      expect((await tokenRows(h)).length).toBe(40);
     });
   });
 }
