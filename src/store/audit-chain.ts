@@ -84,6 +84,55 @@ export function sealEntry(base: Omit<AuditEntry, 'hash' | 'alg' | 'keyId'>, key?
   return { ...marked, hash: macEntry(marked, key.secret) };
 }
 
+/**
+ * Seals `records` in order after `head` (undefined: an empty log), each linked to the one
+ * before: what every store appends, so the chain is the same whichever store holds it.
+ */
+export function sealAfter(head: AuditHead | undefined, records: AuditRecord[], key?: AuditKey): AuditEntry[] {
+  let prev: AuditHead = head ?? { seq: 0, hash: GENESIS };
+  return records.map((record) => (prev = sealEntry({ seq: prev.seq + 1, ...record, prevHash: prev.hash }, key)));
+}
+
+const SYSTEM = { kind: 'system' as const, id: 'relay' };
+
+export interface KeyedSwitch {
+  /** The `audit.keyed` entry to append. */
+  record: AuditRecord;
+  /** The sentence for the operator, once the entry is written. */
+  notice(entry: AuditEntry): string;
+}
+
+/**
+ * Opening a log with `key`: a log whose last entry (its stored JSON; undefined for an
+ * empty log) is unkeyed, or keyed with another key, gets an `audit.keyed` entry under this
+ * key at once. From there on every entry is keyed, and a keyed relay's log never ends on
+ * an unkeyed entry (see checkChain). Undefined when there is nothing to record.
+ */
+export function keyedSwitch(lastData: string | undefined, key: AuditKey, now = new Date()): KeyedSwitch | undefined {
+  if (lastData === undefined) return undefined;
+  let last: Partial<AuditEntry> = {};
+  try {
+    last = JSON.parse(lastData) as AuditEntry;
+  } catch {
+    // A last row that is no entry (verify names it) is not keyed by this key either.
+  }
+  if (last.alg && last.keyId === key.id) return undefined;
+  const previous = last.alg ? last.keyId : undefined;
+  return {
+    record: {
+      at: now.toISOString(),
+      event: 'audit.keyed',
+      actor: SYSTEM,
+      surface: 'relay',
+      detail: { algorithm: 'hmac-sha256', keyId: key.id, ...(previous ? { previousKeyId: previous } : {}) },
+    },
+    notice: (entry) =>
+      last.alg
+        ? `The audit log's last entry was keyed with another key (${previous}), not this relay's (${key.id}); entries from ${entry.seq} on are keyed with this one, and "askrelay audit verify" reports the older keyed entries until their key is back.`
+        : `The audit log is keyed from entry ${entry.seq} on; the ${entry.seq - 1} ${entry.seq === 2 ? 'entry' : 'entries'} before it stay plain SHA-256 and are checked as such.`,
+  };
+}
+
 export interface AuditCheck {
   ok: boolean;
   entries: number;

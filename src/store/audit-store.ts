@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
-import { GENESIS, auditKey, checkChain, sealEntry, type AuditCheck, type AuditEntry, type AuditHead, type AuditKey, type AuditRecord, type AuditRow } from './audit-chain.js';
+import { GENESIS, auditKey, checkChain, keyedSwitch, sealAfter, type AuditCheck, type AuditEntry, type AuditHead, type AuditKey, type AuditRecord, type AuditRow } from './audit-chain.js';
+import type { Async } from './store.js';
 
 // The audit log: every card event (created, answered, skipped, expired, cancelled) and
 // every refused attempt, appended with its time, actor and surface. Each entry carries the
@@ -29,8 +30,6 @@ CREATE TABLE IF NOT EXISTS audit_head (
 `;
 
 export { AuditEntrySchema, AuditEventSchema, hashEntry, type AuditCheck, type AuditEntry, type AuditHead, type AuditRecord } from './audit-chain.js';
-
-const SYSTEM = { kind: 'system' as const, id: 'relay' };
 
 export interface AuditStoreOptions {
   /** The audit key (kept outside the database): with it every entry is an HMAC, see audit-chain.ts. */
@@ -62,45 +61,19 @@ export class AuditStore {
       lastHead: db.prepare('SELECT seq, hash FROM audit ORDER BY seq DESC LIMIT 1'),
     };
     this.appendTx = db.transaction((records: AuditRecord[]): AuditEntry[] => {
-      let head = this.stmt.head.get() as { seq: number; hash: string } | undefined;
-      const entries = records.map((record) => {
-        const entry = sealEntry({ seq: (head?.seq ?? 0) + 1, ...record, prevHash: head?.hash ?? GENESIS }, this.key);
-        this.stmt.insert.run(entry.seq, JSON.stringify(entry), entry.prevHash, entry.hash);
-        head = entry;
-        return entry;
-      });
+      const entries = sealAfter(this.stmt.head.get() as AuditHead | undefined, records, this.key);
+      for (const entry of entries) this.stmt.insert.run(entry.seq, JSON.stringify(entry), entry.prevHash, entry.hash);
+      const head = entries.at(-1);
       if (head) this.stmt.setHead.run(head.seq, head.hash);
       return entries;
     });
     if (this.key) this.keyedNotice = this.recordSwitch(this.key);
   }
 
-  /**
-   * A log whose last entry is unkeyed (written before the key) or keyed with another key
-   * gets an `audit.keyed` entry under this key at once: from there on every entry is
-   * keyed, and a keyed relay's log never ends on an unkeyed entry (see checkChain).
-   */
+  /** Records the switch to `key` when the log's last entry is not keyed with it (see keyedSwitch). */
   private recordSwitch(key: AuditKey): string | undefined {
-    const data = this.stmt.last.get() as string | undefined;
-    if (data === undefined) return undefined;
-    let last: Partial<AuditEntry> = {};
-    try {
-      last = JSON.parse(data) as AuditEntry;
-    } catch {
-      // A last row that is no entry (verify names it) is not keyed by this key either.
-    }
-    if (last.alg && last.keyId === key.id) return undefined;
-    const previous = last.alg ? last.keyId : undefined;
-    const entry = this.append({
-      at: new Date().toISOString(),
-      event: 'audit.keyed',
-      actor: SYSTEM,
-      surface: 'relay',
-      detail: { algorithm: 'hmac-sha256', keyId: key.id, ...(previous ? { previousKeyId: previous } : {}) },
-    });
-    return last.alg
-      ? `The audit log's last entry was keyed with another key (${previous}), not this relay's (${key.id}); entries from ${entry.seq} on are keyed with this one, and "askrelay audit verify" reports the older keyed entries until their key is back.`
-      : `The audit log is keyed from entry ${entry.seq} on; the ${entry.seq - 1} ${entry.seq === 2 ? 'entry' : 'entries'} before it stay plain SHA-256 and are checked as such.`;
+    const change = keyedSwitch(this.stmt.last.get() as string | undefined, key);
+    return change?.notice(this.append(change.record));
   }
 
   /** Appends now (after whatever is queued) and returns the entry. */
@@ -152,4 +125,26 @@ export class AuditStore {
     const head = this.stmt.head.get() as AuditHead | undefined;
     return checkChain(rows, head, this.key, pin);
   }
+}
+
+/**
+ * The audit log as a networked database serves it: every call a promise but `enqueue`,
+ * which stays fire-and-forget (its entries are written right after the turn, as here).
+ * PostgreSQL (src/store/postgres/postgres-audit-store.ts) implements it.
+ */
+export type AsyncAuditStore = Omit<Async<AuditStore>, 'enqueue'> & Pick<AuditStore, 'enqueue'>;
+
+/** The SQLite log behind the asynchronous interface (the same semantics, resolved at once). */
+export function asyncAudit(store: AuditStore): AsyncAuditStore {
+  return {
+    get keyedNotice() {
+      return store.keyedNotice;
+    },
+    append: async (record) => store.append(record),
+    enqueue: (record) => store.enqueue(record),
+    flush: async () => store.flush(),
+    list: async (after, limit) => store.list(after, limit),
+    head: async () => store.head(),
+    verify: async (pin) => store.verify(pin),
+  };
 }

@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { Async } from './store.js';
 
 // Which card an MCP tool call is waiting on, kept next to the cards so that it outlives
 // the MCP session and the relay process: after a restart the client re-sends its call on a
@@ -26,7 +27,7 @@ export interface CallRecord {
 }
 
 /** Records older than the longest wait (7 days) plus a day can match nothing any more. */
-const KEEP_MS = 8 * 24 * 3600 * 1000;
+export const KEEP_MS = 8 * 24 * 3600 * 1000;
 
 export class CallStore {
   private readonly stmt;
@@ -78,4 +79,18 @@ export class CallStore {
   prune(now: number): void {
     this.stmt.prune.run(now - KEEP_MS);
   }
+}
+
+/** The call store as a networked database serves it (src/store/postgres/postgres-call-store.ts). */
+export type AsyncCallStore = Async<CallStore>;
+
+/** The synchronous store behind the asynchronous interface (the same semantics, resolved at once). */
+export function asyncCalls(store: CallStore): AsyncCallStore {
+  return {
+    record: async (call, now) => store.record(call, now),
+    open: async (dialect, argsHash, clientKey) => store.open(dialect, argsHash, clientKey),
+    delivered: async (cardId, now) => store.delivered(cardId, now),
+    orphans: async (dialect) => store.orphans(dialect),
+    prune: async (now) => store.prune(now),
+  };
 }

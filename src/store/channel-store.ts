@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { Async } from './store.js';
 
 // The chat channels' durable state: the outbox (posts and closing edits still to make,
 // with their next attempt) and the messages made for each card. A job leaves the outbox
@@ -45,6 +46,9 @@ export interface OutboxJob {
   attempts: number;
   lastError: string | null;
 }
+
+/** What enqueue() takes: a job before it has attempts. */
+export type QueuedJob = Pick<OutboxJob, 'channel' | 'cardId' | 'action' | 'dueAt'>;
 
 export interface CardMessage {
   chat: string;
@@ -169,4 +173,35 @@ export class ChannelStore {
   openCards(channel: string): string[] {
     return this.stmt.openCards.all(channel) as string[];
   }
+}
+
+/**
+ * The channel store as a networked database serves it (src/store/postgres/postgres-channel-store.ts).
+ * batch() runs synchronous work in one transaction, which a store answering in promises cannot
+ * offer; its form here is enqueueAll: the caller reads what it needs first (messageOf, which no
+ * enqueue changes), then queues the event-loop turn's jobs in order, in one transaction.
+ */
+export interface AsyncChannelStore extends Omit<Async<ChannelStore>, 'batch'> {
+  /** Queues these jobs in the order given, all or none; one already queued keeps its place. */
+  enqueueAll(jobs: readonly QueuedJob[]): Promise<void>;
+}
+
+/** The synchronous store behind the asynchronous interface (the same semantics, resolved at once). */
+export function asyncChannels(store: ChannelStore): AsyncChannelStore {
+  return {
+    enqueueAll: async (jobs) => store.batch(() => jobs.forEach((j) => store.enqueue(j.channel, j.cardId, j.action, j.dueAt))),
+    enqueue: async (channel, cardId, action, dueAt) => store.enqueue(channel, cardId, action, dueAt),
+    next: async (channel) => store.next(channel),
+    jobs: async (channel) => store.jobs(channel),
+    done: async (job) => store.done(job),
+    retry: async (job, dueAt, error) => store.retry(job, dueAt, error),
+    posted: async (channel, cardId, ref) => store.posted(channel, cardId, ref),
+    closed: async (channel, cardId) => store.closed(channel, cardId),
+    link: async (channel, ref, cardId) => store.link(channel, ref, cardId),
+    cardOfMessage: async (channel, message) => store.cardOfMessage(channel, message),
+    messageOf: async (channel, cardId) => store.messageOf(channel, cardId),
+    recall: async (channel, key) => store.recall(channel, key),
+    remember: async (channel, key, value) => store.remember(channel, key, value),
+    openCards: async (channel) => store.openCards(channel),
+  };
 }

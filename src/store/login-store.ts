@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { Async } from './store.js';
 
 // The page's logins: one row per POST /api/login, deleted by POST /api/logout. The cookie
 // carries a random login id; only a keyed hash of it is kept here (src/server/auth.ts makes
@@ -42,4 +43,17 @@ export class LoginStore {
   prune(before: number): void {
     this.stmt.prune.run(before);
   }
+}
+
+/** The login store with every call a promise, as PostgreSQL serves it (src/store/postgres/postgres-login-store.ts). */
+export type AsyncLoginStore = Async<LoginStore>;
+
+/** The embedded store behind the asynchronous interface (the same semantics, resolved at once). */
+export function asyncLogins(store: LoginStore): AsyncLoginStore {
+  return {
+    add: async (key, now) => store.add(key, now),
+    createdAt: async (key) => store.createdAt(key),
+    remove: async (key) => store.remove(key),
+    prune: async (before) => store.prune(before),
+  };
 }

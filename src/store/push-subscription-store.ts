@@ -1,4 +1,5 @@
 import type Database from 'better-sqlite3';
+import type { Async } from './store.js';
 
 // Web Push subscriptions live in the same SQLite file as the cards, one row per endpoint
 // (the endpoint URL is the subscription's identity; a browser re-subscribing with new keys
@@ -59,4 +60,20 @@ export class PushSubscriptionStore {
     const rows = this.stmt.list.all() as { endpoint: string; p256dh: string; auth: string }[];
     return (this.cached = rows.map(({ endpoint, p256dh, auth }) => ({ endpoint, keys: { p256dh, auth } })));
   }
+}
+
+/**
+ * The subscriptions as a networked database serves them: every call a promise. PostgreSQL
+ * (src/store/postgres/postgres-push-subscription-store.ts) implements it.
+ */
+export type AsyncPushSubscriptionStore = Async<PushSubscriptionStore>;
+
+/** The SQLite subscriptions behind the asynchronous interface (the same semantics, resolved at once). */
+export function asyncPush(store: PushSubscriptionStore): AsyncPushSubscriptionStore {
+  return {
+    add: async (subscription, now) => store.add(subscription, now),
+    remove: async (endpoint) => store.remove(endpoint),
+    has: async (endpoint) => store.has(endpoint),
+    list: async () => store.list(),
+  };
 }

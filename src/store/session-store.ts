@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import type { Session, TranscriptEntry } from '../sessions/model.js';
+import type { Async } from './store.js';
 
 // Sessions live in the same SQLite file as the cards: the record, its transcript (one
 // row per entry, appended) and the provider's own durable state (one JSON blob); also the
@@ -158,4 +159,32 @@ export class SessionStore {
   watches(watcher: string, target: string): boolean {
     return this.stmt.watches.get(watcher, target) !== undefined;
   }
+}
+
+/**
+ * The session store with every call a promise, as PostgreSQL serves it
+ * (src/store/postgres/postgres-session-store.ts). loadState is spelled out: the mapped type
+ * would lose its type parameter.
+ */
+export type AsyncSessionStore = Omit<Async<SessionStore>, 'loadState'> & {
+  loadState<T>(id: string): Promise<T | undefined>;
+};
+
+/** The embedded store behind the asynchronous interface (the same semantics, resolved at once). */
+export function asyncSessions(store: SessionStore): AsyncSessionStore {
+  return {
+    insert: async (session) => store.insert(session),
+    get: async (id) => store.get(id),
+    update: async (id, patch) => store.update(id, patch),
+    list: async () => store.list(),
+    active: async () => store.active(),
+    append: async (id, entry) => store.append(id, entry),
+    transcript: async (id) => store.transcript(id),
+    loadState: async <T>(id: string) => store.loadState<T>(id),
+    saveState: async (id, state) => store.saveState(id, state),
+    setAgentToken: async (id, token) => store.setAgentToken(id, token),
+    sessionOfToken: async (token) => store.sessionOfToken(token),
+    grantWatch: async (watcher, target, now) => store.grantWatch(watcher, target, now),
+    watches: async (watcher, target) => store.watches(watcher, target),
+  };
 }

@@ -44,7 +44,8 @@ export interface CardStore {
   close(): void;
 }
 
-type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : T[K] };
+/** An interface with every method's result a promise (what a networked store serves). */
+export type Async<T> = { [K in keyof T]: T[K] extends (...args: infer A) => infer R ? (...args: A) => Promise<Awaited<R>> : T[K] };
 
 /**
  * The card store as a networked database serves it: every call a promise. PostgreSQL

@@ -1,54 +1,17 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { migrate, MIGRATIONS } from '../../src/store/postgres/migrations.js';
 import { PostgresCardStore } from '../../src/store/postgres/postgres-card-store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncCards, type AsyncCardStore } from '../../src/store/store.js';
 import { cardOf } from '../support/card-fixture.js';
-import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
+import { freshDatabase, testPool, type FreshDatabase } from '../support/postgres.js';
+import { bothStores, type StoreHarness } from '../support/store-harness.js';
 
 // The card store's contract, run against both stores: the embedded SQLite file and a real
 // PostgreSQL database (a fresh one per test, dropped afterwards). Whatever holds on one
 // holds on the other.
 
-interface Harness {
-  store: AsyncCardStore;
-  /** A second, independent handle on the same data: another process, another node. */
-  other(): Promise<AsyncCardStore>;
-  dispose(): Promise<void>;
-}
-
-const STORES: Record<string, () => Promise<Harness>> = {
-  sqlite: async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'askrelay-store-'));
-    const file = join(dir, 'askrelay.sqlite');
-    const opened: AsyncCardStore[] = [asyncCards(new SqliteStore(file))];
-    return {
-      store: opened[0],
-      other: async () => opened[opened.push(asyncCards(new SqliteStore(file))) - 1],
-      dispose: async () => {
-        for (const s of opened) await s.close();
-        rmSync(dir, { recursive: true, force: true });
-      },
-    };
-  },
-  postgres: async () => {
-    const db: FreshDatabase = await freshDatabase();
-    const opened: AsyncCardStore[] = [await PostgresCardStore.open(db.url)];
-    return {
-      store: opened[0],
-      other: async () => opened[opened.push(await PostgresCardStore.open(db.url)) - 1],
-      dispose: async () => {
-        for (const s of opened) await s.close();
-        await db.drop();
-      },
-    };
-  },
-};
+const STORES = bothStores<AsyncCardStore>({ sqlite: (s) => asyncCards(s), postgres: (pool) => new PostgresCardStore(pool) });
 
 const at = (iso: string) => Date.parse(iso);
 const card = (id: string, extra: Partial<Card> = {}): Card =>
@@ -56,7 +19,7 @@ const card = (id: string, extra: Partial<Card> = {}): Card =>
 
 for (const [name, open] of Object.entries(STORES)) {
   describe(`card store: ${name}`, () => {
-    let h: Harness;
+    let h: StoreHarness<AsyncCardStore>;
     beforeEach(async () => {
       h = await open();
     });
@@ -135,6 +98,11 @@ for (const [name, open] of Object.entries(STORES)) {
 }
 
 describe('PostgreSQL migrations', () => {
+  it('are numbered once each, in the order they are applied', () => {
+    const versions = MIGRATIONS.map((m) => m.version);
+    expect(versions).toEqual([...new Set(versions)].sort((a, b) => a - b));
+  });
+
   let db: FreshDatabase;
   beforeEach(async () => {
     db = await freshDatabase();
@@ -142,7 +110,7 @@ describe('PostgreSQL migrations', () => {
   afterEach(() => db.drop());
 
   it('nodes starting together on a fresh database apply each migration exactly once', async () => {
-    const pools = Array.from({ length: 4 }, () => new pg.Pool({ connectionString: db.url }));
+    const pools = Array.from({ length: 4 }, () => testPool(db.url));
     try {
       const applied = await Promise.all(pools.map((p) => migrate(p)));
       expect(applied.flat().sort()).toEqual(MIGRATIONS.map((m) => m.version));
@@ -155,7 +123,7 @@ describe('PostgreSQL migrations', () => {
   });
 
   it('a migration that fails leaves nothing half-applied and names itself', async () => {
-    const pool = new pg.Pool({ connectionString: db.url });
+    const pool = testPool(db.url);
     try {
       const broken = [...MIGRATIONS, { version: 999, name: 'broken', sql: 'CREATE TABLE half (x INT); SELECT no_such_function();' }];
       await expect(migrate(pool, broken)).rejects.toThrow(/migration 999 \(broken\) failed: .*no_such_function/);

@@ -1,7 +1,7 @@
 import pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PostgresEventBus, type BusEvent } from '../../src/store/postgres/event-bus.js';
-import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
+import { freshDatabase, testPool, type FreshDatabase } from '../support/postgres.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // Relay events between nodes over LISTEN/NOTIFY on a real PostgreSQL: every other node hears
@@ -21,7 +21,7 @@ function bus(node: string, extra: { resync?: () => void } = {}): PostgresEventBu
 
 beforeEach(async () => {
   db = await freshDatabase();
-  pool = new pg.Pool({ connectionString: db.url });
+  pool = testPool(db.url);
   logs.length = 0;
 });
 afterEach(async () => {

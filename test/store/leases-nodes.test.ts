@@ -3,7 +3,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PostgresLeases } from '../../src/store/postgres/leases.js';
 import { PostgresNodes } from '../../src/store/postgres/nodes.js';
 import { migrate } from '../../src/store/postgres/migrations.js';
-import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
+import { freshDatabase, testPool, type FreshDatabase } from '../support/postgres.js';
 
 // Leases and node heartbeats on a real PostgreSQL, with explicit times (no waiting): one holder at a time,
 // renewed by its holder, taken over once it runs out, the fence raised on each change.
@@ -16,7 +16,7 @@ const T = 1_000_000;
 
 beforeEach(async () => {
   db = await freshDatabase();
-  pools = [new pg.Pool({ connectionString: db.url }), new pg.Pool({ connectionString: db.url })];
+  pools = [testPool(db.url), testPool(db.url)];
   await migrate(pools[0]);
   [a, b] = pools.map((p) => new PostgresLeases(p));
 });

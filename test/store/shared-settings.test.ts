@@ -2,7 +2,7 @@ import pg from 'pg';
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import { migrate } from '../../src/store/postgres/migrations.js';
 import { sharedSetting } from '../../src/store/postgres/shared-settings.js';
-import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
+import { freshDatabase, testPool, type FreshDatabase } from '../support/postgres.js';
 
 // Nodes starting at once on one database agree on one token: the first writer's.
 
@@ -11,7 +11,7 @@ let pools: pg.Pool[];
 
 beforeEach(async () => {
   db = await freshDatabase();
-  pools = Array.from({ length: 5 }, () => new pg.Pool({ connectionString: db.url }));
+  pools = Array.from({ length: 5 }, () => testPool(db.url));
   await migrate(pools[0]);
 });
 afterEach(async () => {

@@ -22,6 +22,16 @@ async function admin<T>(run: (client: pg.Client) => Promise<T>): Promise<T> {
   }
 }
 
+/**
+ * A pool for a test database. Dropping the database ends its connections from the server's
+ * side; a pool still closing then sees an error, which must not become an unhandled one.
+ */
+export function testPool(url: string): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url });
+  pool.on('error', () => {});
+  return pool;
+}
+
 export async function freshDatabase(): Promise<FreshDatabase> {
   const name = `askrelay_test_${randomBytes(6).toString('hex')}`;
   await admin((c) => c.query(`CREATE DATABASE ${name}`));

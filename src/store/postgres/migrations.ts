@@ -35,6 +35,123 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    version: 2,
+    name: 'sessions and logins',
+    // As in SQLite (src/store/session-store.ts, login-store.ts): JSON as text, times in epoch
+    // ms, only hashes of agent tokens and login ids. No foreign keys, as there: a transcript
+    // entry or a token may outlive or precede its session's row. `seq` on sessions keeps
+    // insertion order among equal created_at; a transcript's seq counts 1, 2, … per session.
+    sql: `
+      CREATE TABLE sessions (
+        id          TEXT PRIMARY KEY,
+        status      TEXT NOT NULL,
+        created_at  BIGINT NOT NULL,
+        data        TEXT NOT NULL,
+        state       TEXT,
+        seq         BIGSERIAL NOT NULL
+      );
+      CREATE INDEX sessions_created ON sessions (created_at, seq);
+      CREATE TABLE transcript (
+        session_id  TEXT NOT NULL,
+        seq         INTEGER NOT NULL,
+        data        TEXT NOT NULL,
+        PRIMARY KEY (session_id, seq)
+      );
+      CREATE TABLE agent_tokens (
+        token_hash  TEXT PRIMARY KEY,
+        session_id  TEXT NOT NULL UNIQUE
+      );
+      CREATE TABLE watch_grants (
+        watcher     TEXT NOT NULL,
+        target      TEXT NOT NULL,
+        granted_at  BIGINT NOT NULL,
+        PRIMARY KEY (watcher, target)
+      );
+      CREATE TABLE web_logins (
+        key         TEXT PRIMARY KEY,
+        created_at  BIGINT NOT NULL
+      );
+      CREATE INDEX web_logins_created ON web_logins (created_at);
+    `,
+  },
+  {
+    version: 3,
+    name: 'audit log and push subscriptions',
+    // As in SQLite: the audit rows, and a one-row head (the last seq and hash) that verify
+    // checks the rows against. `data` is the entry's JSON as sealed, text so it reads back as
+    // written. Push subscriptions: one row per endpoint, listed by created_at and then in
+    // insertion order (`seq`, SQLite's rowid; an upsert keeps it).
+    sql: `
+      CREATE TABLE audit (
+        seq       BIGINT PRIMARY KEY,
+        data      TEXT NOT NULL,
+        prev_hash TEXT NOT NULL,
+        hash      TEXT NOT NULL
+      );
+      CREATE TABLE audit_head (
+        one  INTEGER PRIMARY KEY CHECK (one = 1),
+        seq  BIGINT NOT NULL,
+        hash TEXT NOT NULL
+      );
+      CREATE TABLE push_subscriptions (
+        endpoint   TEXT PRIMARY KEY,
+        p256dh     TEXT NOT NULL,
+        auth       TEXT NOT NULL,
+        created_at BIGINT NOT NULL,
+        seq        BIGSERIAL NOT NULL
+      );
+      CREATE INDEX push_subscriptions_created ON push_subscriptions (created_at, seq);
+    `,
+  },
+  {
+    version: 4,
+    name: 'mcp calls and chat channels',
+    // As in SQLite (src/store/call-store.ts, channel-store.ts): times in epoch ms, no foreign
+    // keys (a call's record may outlive its card). `seq` stands in for SQLite's rowid and the
+    // outbox's own counter: a sequence, so several nodes queueing at once never share a value.
+    sql: `
+      CREATE TABLE mcp_calls (
+        card_id       TEXT PRIMARY KEY,
+        dialect       TEXT NOT NULL,
+        args_hash     TEXT NOT NULL,
+        client_key    TEXT,
+        created_at    BIGINT NOT NULL,
+        delivered_at  BIGINT,
+        seq           BIGSERIAL NOT NULL
+      );
+      CREATE INDEX mcp_calls_args ON mcp_calls (dialect, args_hash);
+      CREATE INDEX mcp_calls_created ON mcp_calls (created_at);
+      CREATE TABLE channel_outbox (
+        channel     TEXT NOT NULL,
+        card_id     TEXT NOT NULL,
+        action      TEXT NOT NULL,
+        due_at      BIGINT NOT NULL,
+        attempts    INTEGER NOT NULL DEFAULT 0,
+        last_error  TEXT,
+        seq         BIGSERIAL NOT NULL,
+        PRIMARY KEY (channel, card_id, action)
+      );
+      CREATE INDEX channel_outbox_order ON channel_outbox (channel, seq);
+      CREATE TABLE channel_messages (
+        channel  TEXT NOT NULL,
+        message  TEXT NOT NULL,
+        card_id  TEXT NOT NULL,
+        chat     TEXT NOT NULL,
+        role     TEXT NOT NULL,
+        closed   BOOLEAN NOT NULL DEFAULT false,
+        seq      BIGSERIAL NOT NULL,
+        PRIMARY KEY (channel, message)
+      );
+      CREATE INDEX channel_messages_card ON channel_messages (channel, card_id, role, seq);
+      CREATE TABLE channel_state (
+        channel  TEXT NOT NULL,
+        key      TEXT NOT NULL,
+        value    TEXT NOT NULL,
+        PRIMARY KEY (channel, key)
+      );
+    `,
+  },
+  {
     version: 5,
     name: 'settings',
     // What every node sharing the database must agree on: the relay token, keys.

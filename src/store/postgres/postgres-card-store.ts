@@ -17,6 +17,9 @@ export class PostgresCardStore implements AsyncCardStore {
   /** Connects to `url`, applies the migrations the database lacks and returns the store. */
   static async open(url: string): Promise<PostgresCardStore> {
     const pool = new pg.Pool({ connectionString: url });
+    // An idle connection the server ends (a restart, a failover) is replaced on next use;
+    // its error must not bring the node down.
+    pool.on('error', () => {});
     try {
       await migrate(pool);
     } catch (err) {
