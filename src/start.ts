@@ -18,6 +18,8 @@ import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
 import { loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
 import { SqliteStore } from './store/sqlite-store.js';
+import { asyncCalls } from './store/call-store.js';
+import { asyncLogins } from './store/login-store.js';
 import { asyncCards } from './store/store.js';
 
 // The composition root: the store, the relay core, the session manager with every
@@ -89,8 +91,8 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     audit: store.audit,
     sessions,
     token,
-    calls: store.calls,
-    logins: store.logins,
+    calls: asyncCalls(store.calls),
+    logins: asyncLogins(store.logins),
     ...(channelConfig.publicUrl ? { publicUrl: channelConfig.publicUrl } : {}),
     mcpDialects: MCP_DIALECTS,
     push: { publicKey: vapid.publicKey, subscriptions: store.push },

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AnsweredBy, Card, CardDraft } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { Relay } from './relay.js';
-import type { CallStore } from '../store/call-store.js';
+import type { AsyncCallStore } from '../store/call-store.js';
 
 // The I/O around one tool call that asks over a connection that may come and go (MCP):
 // make (or re-attach to) the card, keep the client alive with progress while it waits,
@@ -69,7 +69,7 @@ type JsonSchema = { type: 'object'; [key: string]: unknown };
 export interface McpDialect {
   tool: { name: string; title: string; description: string; inputSchema: JsonSchema; outputSchema?: JsonSchema };
   /** Makes the caller for one route; a call returns the tool result (or an isError result). */
-  waits(relay: Relay, calls: CallStore, timing: CallTiming): { call(call: ToolCall): Promise<unknown> };
+  waits(relay: Relay, calls: AsyncCallStore, timing: CallTiming): { call(call: ToolCall): Promise<unknown> };
 }
 
 /**
@@ -105,13 +105,17 @@ export class CallWaits<Result, Failure> {
   constructor(
     private readonly relay: Relay,
     /** Which card each call waits on, kept next to the cards (see call-store.ts). */
-    private readonly calls: CallStore,
+    private readonly calls: AsyncCallStore,
     private readonly dialect: CallDialect<Result, Failure>,
     readonly timing: CallTiming = DEFAULT_TIMING,
   ) {
-    // Cards whose calls were cut off by a restart: their clients get the grace to re-send.
-    this.calls.prune(this.relay.now());
-    for (const cardId of this.calls.orphans(dialect.PROVIDER)) this.cancelLater(cardId);
+    void this.recoverOrphans().catch(() => {});
+  }
+
+  /** Cards whose calls were cut off by a restart: their clients get the grace to re-send. */
+  private async recoverOrphans(): Promise<void> {
+    await this.calls.prune(this.relay.now());
+    for (const cardId of await this.calls.orphans(this.dialect.PROVIDER)) this.cancelLater(cardId);
   }
 
   async call(call: ToolCall): Promise<Result | Failure> {
@@ -148,20 +152,16 @@ export class CallWaits<Result, Failure> {
     }
     if (card.status === 'pending') return this.dialect.toToolError('The client went away before the card was answered.');
     const cardId = card.id;
-    void (call.delivered ?? Promise.resolve(true)).then((written) => {
-      if (!written) return;
-      try {
-        this.calls.delivered(cardId, this.relay.now());
-      } catch {
-        // The store closed meanwhile (shutdown): the record stays open, which only costs a re-ask.
-      }
-    });
+    void (call.delivered ?? Promise.resolve(true))
+      .then((written) => (written ? this.calls.delivered(cardId, this.relay.now()) : undefined))
+      // The store closed meanwhile (shutdown): the record stays open, which only costs a re-ask.
+      .catch(() => {});
     return this.dialect.toToolResult(card);
   }
 
   /** An earlier call's card this call takes over, if any (see the top of this file). */
   private async attach(call: ToolCall, hash: string): Promise<Card | undefined> {
-    const candidates = this.calls.open(this.dialect.PROVIDER, hash, call.clientKey);
+    const candidates = await this.calls.open(this.dialect.PROVIDER, hash, call.clientKey);
     for (const { cardId, clientKey } of candidates) {
       const sameClient = call.clientKey !== undefined && clientKey === call.clientKey;
       if (!sameClient && this.waiting.has(cardId)) continue;
@@ -183,7 +183,7 @@ export class CallWaits<Result, Failure> {
       sessionId: call.sessionId ?? null,
       ...(call.askedBy ? { askedBy: call.askedBy } : {}),
     });
-    this.calls.record({ cardId: card.id, dialect: this.dialect.PROVIDER, argsHash: hash, clientKey: call.clientKey }, this.relay.now());
+    await this.calls.record({ cardId: card.id, dialect: this.dialect.PROVIDER, argsHash: hash, clientKey: call.clientKey }, this.relay.now());
     return card;
   }
 

@@ -6,8 +6,8 @@ import type { CardAccess } from '../relay/card-access.js';
 import type { RelayEventName } from '../relay/events.js';
 import type { Session } from '../sessions/model.js';
 import type { AuditStore } from '../store/audit-store.js';
-import type { CallStore } from '../store/call-store.js';
-import type { LoginStore } from '../store/login-store.js';
+import type { AsyncCallStore } from '../store/call-store.js';
+import type { AsyncLoginStore } from '../store/login-store.js';
 import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { VERSION } from '../version.js';
@@ -29,9 +29,9 @@ export interface AppOptions {
   sessions: SessionManager;
   token: string;
   /** Which card each MCP tools/call waits on (the store's mcp_calls). */
-  calls: CallStore;
+  calls: AsyncCallStore;
   /** The page's logins (POST /api/login, ended by POST /api/logout). */
-  logins: LoginStore;
+  logins: AsyncLoginStore;
   /**
    * Where browsers reach the relay when a proxy sits in front (ASKRELAY_PUBLIC_URL): its
    * origin counts as the relay's own, and an https one makes the page's cookie Secure.

@@ -4,7 +4,7 @@ import { getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
 import { HUMAN_OPERATOR, type Principal } from '../relay/access.js';
-import type { LoginStore } from '../store/login-store.js';
+import type { AsyncLoginStore } from '../store/login-store.js';
 import { readJson } from './http.js';
 
 // The operator's token is the human. Scripts send it as a bearer token; the web page,
@@ -39,13 +39,13 @@ export interface Tokens {
   operator: string;
   /** The running session an agent token belongs to; undefined for any other text. */
   agentSession(token: string): string | undefined;
-  logins: Pick<LoginStore, 'add' | 'createdAt' | 'remove' | 'prune'>;
+  logins: Pick<AsyncLoginStore, 'add' | 'createdAt' | 'remove' | 'prune'>;
 }
 
 const bearerOf = (c: Context) => /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim() || undefined;
 
 /** Who sent an authorized request, or undefined when it is not authorized. */
-export function principalOf(c: Context, tokens: Tokens): Principal | undefined {
+export async function principalOf(c: Context, tokens: Tokens): Promise<Principal | undefined> {
   const bearer = bearerOf(c);
   if (bearer) {
     const named = c.req.header(SURFACE_HEADER)?.trim().toLowerCase() ?? '';
@@ -55,12 +55,12 @@ export function principalOf(c: Context, tokens: Tokens): Principal | undefined {
     return sessionId ? { kind: 'agent', id: sessionId, sessionId, surface } : undefined;
   }
   const cookie = getCookie(c, COOKIE);
-  return cookie !== undefined && loggedIn(tokens, cookie) ? HUMAN_OPERATOR(COOKIE_SURFACE) : undefined;
+  return cookie !== undefined && (await loggedIn(tokens, cookie)) ? HUMAN_OPERATOR(COOKIE_SURFACE) : undefined;
 }
 
-function loggedIn(tokens: Tokens, id: string, now = Date.now()): boolean {
+async function loggedIn(tokens: Tokens, id: string, now = Date.now()): Promise<boolean> {
   if (!tokens.operator || !LOGIN_ID.test(id)) return false;
-  const createdAt = tokens.logins.createdAt(loginKey(tokens.operator, id));
+  const createdAt = await tokens.logins.createdAt(loginKey(tokens.operator, id));
   return createdAt !== undefined && now - createdAt < LOGIN_MAX_AGE_MS;
 }
 
@@ -68,7 +68,7 @@ export type AuthEnv = { Variables: { principal: Principal } };
 
 export function requireToken(tokens: Tokens): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
-    const principal = principalOf(c, tokens);
+    const principal = await principalOf(c, tokens);
     if (!principal) throw new RelayError('unauthorized', 'Send the relay token as "Authorization: Bearer <token>".');
     c.set('principal', principal);
     await next();
@@ -145,16 +145,16 @@ export async function login(c: Context, tokens: Tokens, options: CookieOptions) 
   if (!equal(body.token.trim(), tokens.operator)) throw new RelayError('unauthorized', 'That is not the relay token.');
   const id = randomBytes(32).toString('base64url');
   const now = Date.now();
-  tokens.logins.prune(now - LOGIN_MAX_AGE_MS);
-  tokens.logins.add(loginKey(tokens.operator, id), now);
+  await tokens.logins.prune(now - LOGIN_MAX_AGE_MS);
+  await tokens.logins.add(loginKey(tokens.operator, id), now);
   setCookie(c, COOKIE, id, { ...cookieAttributes(c, options), maxAge: LOGIN_MAX_AGE_MS / 1000 });
   return c.json({ ok: true });
 }
 
 /** Ends the login the cookie names (a copy of the cookie is refused from now on) and clears it. */
-export function logout(c: Context, tokens: Tokens, options: CookieOptions) {
+export async function logout(c: Context, tokens: Tokens, options: CookieOptions) {
   const id = getCookie(c, COOKIE);
-  if (id !== undefined && tokens.operator && LOGIN_ID.test(id)) tokens.logins.remove(loginKey(tokens.operator, id));
+  if (id !== undefined && tokens.operator && LOGIN_ID.test(id)) await tokens.logins.remove(loginKey(tokens.operator, id));
   setCookie(c, COOKIE, '', { ...cookieAttributes(c, options), maxAge: 0 });
   return c.json({ ok: true });
 }

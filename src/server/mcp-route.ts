@@ -10,7 +10,7 @@ import { RelayError } from '../errors.js';
 import { CALL_KEY, DEFAULT_TIMING, type CallTiming, type McpDialect, type ToolCall } from '../relay/call-waits.js';
 import { answeredBy, type Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
-import type { CallStore } from '../store/call-store.js';
+import type { AsyncCallStore } from '../store/call-store.js';
 import { isRelayTool, RELAY_TOOL_DEFINITIONS, type RelayToolbox } from '../sessions/relay-tool.js';
 import type { AuthEnv } from './auth.js';
 import type { ConnectionLimit } from './connection-limit.js';
@@ -33,7 +33,7 @@ import { VERSION } from '../version.js';
 
 export interface McpRouteOptions {
   /** Which card each tools/call waits on (the store's mcp_calls). */
-  calls: CallStore;
+  calls: AsyncCallStore;
   timing?: Partial<CallTiming>;
   /** A session with no request and no running call for this long is closed. */
   sessionIdleMs?: number;

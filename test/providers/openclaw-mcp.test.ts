@@ -14,6 +14,7 @@ import type { Card } from '../../src/cards/model.js';
 import { Relay } from '../../src/relay/relay.js';
 import { openclawDialect } from '../../providers/openclaw/index.js';
 import { mcpRoute } from '../../src/server/mcp-route.js';
+import { asyncCalls } from '../../src/store/call-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -291,7 +292,7 @@ describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
       c.set('principal', HUMAN_OPERATOR('api'));
       await next();
     });
-    app.all('/mcp/openclaw', mcpRoute(access, openclawDialect, { calls: store.calls, timing: { progressIntervalMs: 100, reattachGraceMs: 1000 } }));
+    app.all('/mcp/openclaw', mcpRoute(access, openclawDialect, { calls: asyncCalls(store.calls), timing: { progressIntervalMs: 100, reattachGraceMs: 1000 } }));
     const server = await new Promise<ServerType>((resolve) => {
       const s = serve({ fetch: app.fetch, port: 0, hostname: '127.0.0.1' }, () => resolve(s));
     });
