@@ -20,6 +20,7 @@ import { loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store
 import { SqliteStore } from './store/sqlite-store.js';
 import { asyncCalls } from './store/call-store.js';
 import { asyncLogins } from './store/login-store.js';
+import { asyncPush } from './store/push-subscription-store.js';
 import { asyncCards } from './store/store.js';
 
 // The composition root: the store, the relay core, the session manager with every
@@ -58,7 +59,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const relay = new Relay({ store: asyncCards(store), waits: { default: config.waitMs, extension: config.waitExtensionMs } });
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
-  const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig });
+  const push = new PushSender({ events: relay.events, subscriptions: asyncPush(store.push), vapid, config: pushConfig });
   const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
   const channels = new Channels({
     config: channelConfig,
@@ -95,7 +96,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     logins: asyncLogins(store.logins),
     ...(channelConfig.publicUrl ? { publicUrl: channelConfig.publicUrl } : {}),
     mcpDialects: MCP_DIALECTS,
-    push: { publicKey: vapid.publicKey, subscriptions: store.push },
+    push: { publicKey: vapid.publicKey, subscriptions: asyncPush(store.push) },
     channels: { webhooks: channels.routes(), status: () => channels.status() },
     maxConnections: config.maxConnections,
   });

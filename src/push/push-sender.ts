@@ -4,7 +4,7 @@ import type { Card } from '../cards/model.js';
 import type { RelayEvents } from '../relay/events.js';
 import type { PushConfig } from './push-config.js';
 import { PushQueue, type AttemptResult } from './push-queue.js';
-import type { PushSubscriptionRecord, PushSubscriptionStore } from '../store/push-subscription-store.js';
+import type { AsyncPushSubscriptionStore, PushSubscriptionRecord } from '../store/push-subscription-store.js';
 import type { VapidKeys } from './vapid-keys.js';
 import { clip } from '../cards/text.js';
 
@@ -44,7 +44,7 @@ export const topicOf = (cardId: string) => createHash('sha256').update(cardId).d
 
 export interface PushSenderOptions {
   events: RelayEvents;
-  subscriptions: PushSubscriptionStore;
+  subscriptions: AsyncPushSubscriptionStore;
   vapid: VapidKeys;
   config: PushConfig;
   now?: () => number;
@@ -58,6 +58,8 @@ export class PushSender {
   private readonly log: (line: string) => void;
   private readonly vapidTokens = new Map<string, { authorization: string; until: number }>();
   private stopped = false;
+  /** Cards are fanned out one after another, so their pushes queue in the order of their events. */
+  private fanning: Promise<void> = Promise.resolve();
 
   constructor(private readonly options: PushSenderOptions) {
     this.now = options.now ?? Date.now;
@@ -74,7 +76,7 @@ export class PushSender {
 
   /** Resolves once every queued push was sent, dropped or given up on. */
   idle(): Promise<void> {
-    return new Promise((resolve) => setImmediate(() => void this.queue.idle().then(resolve)));
+    return new Promise((resolve) => setImmediate(() => void this.fanning.then(() => this.queue.idle()).then(resolve)));
   }
 
   /** Before the store closes: events still scheduled (cards cancelled by the shutdown) are dropped (fanOut checks). */
@@ -85,16 +87,13 @@ export class PushSender {
   }
 
   private fanOut(card: Card): void {
-    if (this.stopped) return;
-    try {
-      this.enqueue(card);
-    } catch (err) {
+    this.fanning = this.fanning
+      .then(() => (this.stopped ? undefined : this.enqueue(card)))
       // A push is never worth an uncaught exception in the relay.
-      this.log(`push: could not queue the pushes for card ${card.id}: ${(err as Error).message}`);
-    }
+      .catch((err: unknown) => this.log(`push: could not queue the pushes for card ${card.id}: ${(err as Error).message}`));
   }
 
-  private enqueue(card: Card): void {
+  private async enqueue(card: Card): Promise<void> {
     const payload: PushPayload = card.status === 'pending' ? cardPayload(card) : { type: 'close', cardId: card.id };
     const ttl =
       payload.type === 'card'
@@ -102,7 +101,7 @@ export class PushSender {
         : CLOSE_TTL_SECONDS;
     if (payload.type === 'card' && ttl === 0) return;
     const json = JSON.stringify(payload);
-    for (const subscription of this.options.subscriptions.list()) {
+    for (const subscription of await this.options.subscriptions.list()) {
       // Encrypted on the first attempt, and the same body reused by the retries.
       let body: Uint8Array<ArrayBuffer> | undefined;
       const encrypted = () => (body ??= new Uint8Array(webpush.encrypt(subscription.keys.p256dh, subscription.keys.auth, json, 'aes128gcm').cipherText));
@@ -121,7 +120,7 @@ export class PushSender {
     stop: AbortSignal,
   ): Promise<AttemptResult> {
     // Removed (by the page, or after a 410 for an earlier push) while this one waited.
-    if (!this.options.subscriptions.has(subscription.endpoint)) return { retry: false };
+    if (!(await this.options.subscriptions.has(subscription.endpoint))) return { retry: false };
     // The request web-push's generateRequestDetails builds for aes128gcm (RFC 8030 / 8291 / 8292).
     const response = await fetch(subscription.endpoint, {
       method: 'POST',
@@ -156,11 +155,11 @@ export class PushSender {
     return Authorization;
   }
 
-  private outcome(subscription: PushSubscriptionRecord, status: number): AttemptResult {
+  private async outcome(subscription: PushSubscriptionRecord, status: number): Promise<AttemptResult> {
     if (status >= 200 && status < 300) return { retry: false };
     if (status === 404 || status === 410) {
       // The browser unsubscribed, or the subscription expired: it will never work again.
-      this.options.subscriptions.remove(subscription.endpoint);
+      await this.options.subscriptions.remove(subscription.endpoint);
       this.log(`push: ${new URL(subscription.endpoint).host} answered ${status}; removed that subscription`);
       return { retry: false };
     }

@@ -2,14 +2,14 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
 import { EndpointSchema, PushSubscriptionSchema } from '../push/subscription-schema.js';
-import type { PushSubscriptionStore } from '../store/push-subscription-store.js';
+import type { AsyncPushSubscriptionStore } from '../store/push-subscription-store.js';
 import { humanOnly, type AuthEnv } from './auth.js';
 import { describeIssues, readJson } from './http.js';
 
 export interface PushRoutesOptions {
   /** The VAPID public key (base64url) the page passes as applicationServerKey. */
   publicKey: string;
-  subscriptions: PushSubscriptionStore;
+  subscriptions: AsyncPushSubscriptionStore;
 }
 
 // Web Push for the human only (an agent token gets 403): the page reads the key, then
@@ -22,13 +22,13 @@ export function pushRoutes({ publicKey, subscriptions }: PushRoutesOptions) {
 
   app.post('/subscriptions', async (c) => {
     const subscription = await readValid(c, PushSubscriptionSchema, 'a PushSubscription');
-    const { created } = subscriptions.add({ endpoint: subscription.endpoint, keys: subscription.keys });
+    const { created } = await subscriptions.add({ endpoint: subscription.endpoint, keys: subscription.keys });
     return c.json({ endpoint: subscription.endpoint, created }, created ? 201 : 200);
   });
 
   app.delete('/subscriptions', async (c) => {
     const { endpoint } = await readValid(c, EndpointSchema, '{endpoint}');
-    if (!subscriptions.remove(endpoint)) throw new RelayError('not_found', 'No push subscription with that endpoint.');
+    if (!(await subscriptions.remove(endpoint))) throw new RelayError('not_found', 'No push subscription with that endpoint.');
     return c.json({ ok: true, endpoint });
   });
 
