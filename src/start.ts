@@ -18,6 +18,7 @@ import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
 import { loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
 import { SqliteStore } from './store/sqlite-store.js';
+import { asyncAudit } from './store/audit-store.js';
 import { asyncCalls } from './store/call-store.js';
 import { asyncLogins } from './store/login-store.js';
 import { asyncPush } from './store/push-subscription-store.js';
@@ -89,7 +90,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   sessions.recover();
   const app = createApp({
     access,
-    audit: store.audit,
+    audit: asyncAudit(store.audit),
     sessions,
     token,
     calls: asyncCalls(store.calls),

@@ -3,7 +3,7 @@ import { RelayError } from '../errors.js';
 import type { Principal } from '../relay/access.js';
 import { auditRefusal } from '../relay/audit.js';
 import type { CardAccess } from '../relay/card-access.js';
-import type { AuditStore } from '../store/audit-store.js';
+import type { AuditWriter } from '../store/audit-store.js';
 import type { ChannelStore } from '../store/channel-store.js';
 import { closedNotice } from './card-text.js';
 import type { ChannelId, ChannelInbox, InboundAction, InboundOutcome, MessageRef } from './channel.js';
@@ -20,7 +20,7 @@ export const NOT_AN_ANSWERER = 'Sorry, you are not one of the people who may ans
 export interface InboxOptions {
   channel: ChannelId;
   access: CardAccess;
-  audit: AuditStore;
+  audit: AuditWriter;
   store: ChannelStore;
   /** Platform user ids allowed to answer; "*" lets anyone in the chat answer. */
   answerers: string[];

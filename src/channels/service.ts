@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Card } from '../cards/model.js';
 import type { CardAccess } from '../relay/card-access.js';
 import { systemClock, type Clock } from '../relay/clock.js';
-import type { AuditStore } from '../store/audit-store.js';
+import type { AuditWriter } from '../store/audit-store.js';
 import type { ChannelStore } from '../store/channel-store.js';
 import type { Channel, ChannelContext, ChannelFactory, ChannelId } from './channel.js';
 import type { ChannelsConfig } from './config.js';
@@ -20,7 +20,7 @@ export interface ChannelsOptions {
   /** The relay's public address (once it listens) and secret. */
   context: Omit<ChannelContext, 'log' | 'clock'>;
   access: CardAccess;
-  audit: AuditStore;
+  audit: AuditWriter;
   store: ChannelStore;
   clock?: Clock;
   log?: (line: string) => void;

@@ -1,5 +1,5 @@
 import type { Card } from '../cards/model.js';
-import type { AuditRecord, AuditStore } from '../store/audit-store.js';
+import type { AuditRecord, AuditWriter } from '../store/audit-store.js';
 import type { Principal } from './access.js';
 import type { RelayEvents } from './events.js';
 
@@ -20,7 +20,7 @@ function fromCard(card: Card): AuditRecord {
 }
 
 /** Appends every card event to the log; returns the unsubscribe. */
-export function auditCardEvents(events: RelayEvents, audit: AuditStore): () => void {
+export function auditCardEvents(events: RelayEvents, audit: AuditWriter): () => void {
   return events.subscribe((name, data) => {
     if (name === 'session.updated') return;
     audit.enqueue(fromCard(data as Card));
@@ -28,7 +28,7 @@ export function auditCardEvents(events: RelayEvents, audit: AuditStore): () => v
 }
 
 /** A refused attempt: who tried what on which card, and the code it was refused with. */
-export function auditRefusal(audit: AuditStore, who: Principal, card: Pick<Card, 'id' | 'sessionId'>, action: string, code: string, now: Date): void {
+export function auditRefusal(audit: AuditWriter, who: Principal, card: Pick<Card, 'id' | 'sessionId'>, action: string, code: string, now: Date): void {
   audit.enqueue({
     at: now.toISOString(),
     event: 'card.refused',

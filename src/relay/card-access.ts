@@ -1,7 +1,7 @@
 import type { Answer, Card, CardDraft } from '../cards/model.js';
 import { parseReply } from '../cards/reply-parser.js';
 import { RelayError } from '../errors.js';
-import type { AuditStore } from '../store/audit-store.js';
+import type { AuditWriter } from '../store/audit-store.js';
 import type { CardFilter } from '../store/store.js';
 import { answerRefusal, answeredBy, canSee, canSeeSession, notVisible, type AccessFacts, type Principal } from './access.js';
 import { auditRefusal } from './audit.js';
@@ -15,7 +15,7 @@ export class CardAccess {
   constructor(
     readonly relay: Relay,
     private readonly facts: AccessFacts,
-    private readonly audit: AuditStore,
+    private readonly audit: AuditWriter,
   ) {}
 
   /** A card asked by `who`; an agent's card belongs to its session. */

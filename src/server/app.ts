@@ -5,7 +5,7 @@ import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { RelayEventName } from '../relay/events.js';
 import type { Session } from '../sessions/model.js';
-import type { AuditStore } from '../store/audit-store.js';
+import type { AsyncAuditStore } from '../store/audit-store.js';
 import type { AsyncCallStore } from '../store/call-store.js';
 import type { AsyncLoginStore } from '../store/login-store.js';
 import { auditRoutes } from './audit-routes.js';
@@ -25,7 +25,7 @@ import { webPage } from './web-page.js';
 export interface AppOptions {
   /** The cards as each caller may see them (the access rules); its relay is the relay core. */
   access: CardAccess;
-  audit: AuditStore;
+  audit: AsyncAuditStore;
   sessions: SessionManager;
   token: string;
   /** Which card each MCP tools/call waits on (the store's mcp_calls). */

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
 import { parseHead } from '../store/audit-chain.js';
-import type { AuditStore } from '../store/audit-store.js';
+import type { AsyncAuditStore } from '../store/audit-store.js';
 import { humanOnly, type AuthEnv } from './auth.js';
 
 const PageSchema = z.object({
@@ -14,26 +14,26 @@ const PageSchema = z.object({
 // (`after` = the last seq seen); GET /api/audit/verify checks its hash chain, and with
 // `head=SEQ:HASH` that the log still holds a head pinned earlier; GET /api/audit/head is
 // the last entry's {seq, hash}, the head to pin.
-export function auditRoutes(audit: AuditStore) {
+export function auditRoutes(audit: AsyncAuditStore) {
   const app = new Hono<AuthEnv>();
   app.use('*', humanOnly);
 
-  app.get('/', (c) => {
+  app.get('/', async (c) => {
     const page = PageSchema.safeParse(c.req.query());
     if (!page.success) throw new RelayError('invalid_request', 'after must be a whole number (a seq) and limit a positive whole number up to 10000.');
     const limit = page.data.limit ?? 1000;
-    const entries = audit.list(page.data.after ?? 0, limit);
+    const entries = await audit.list(page.data.after ?? 0, limit);
     return c.json({ entries, ...(entries.length === limit ? { next: entries.at(-1)!.seq } : {}) });
   });
 
-  app.get('/head', (c) => c.json(audit.head()));
+  app.get('/head', async (c) => c.json(await audit.head()));
 
-  app.get('/verify', (c) => {
+  app.get('/verify', async (c) => {
     const raw = c.req.query('head');
-    if (raw === undefined) return c.json(audit.verify());
+    if (raw === undefined) return c.json(await audit.verify());
     const pin = parseHead(raw);
     if (!pin) throw new RelayError('invalid_request', 'head must be SEQ:HASH as GET /api/audit/head gives it: a sequence number, a colon and 64 hex digits.');
-    return c.json(audit.verify(pin));
+    return c.json(await audit.verify(pin));
   });
 
   return app;

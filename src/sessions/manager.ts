@@ -5,7 +5,7 @@ import { systemClock, type Clock } from '../relay/clock.js';
 import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { Relay } from '../relay/relay.js';
-import type { AuditStore } from '../store/audit-store.js';
+import type { AuditWriter } from '../store/audit-store.js';
 import type { SessionPatch, SessionStore } from '../store/session-store.js';
 import { AgentTokens } from './agent-tokens.js';
 import type { ProviderId, Session, SessionStatus, StartSession, TranscriptEntry } from './model.js';
@@ -27,7 +27,7 @@ export interface SessionManagerOptions {
   /** The cards as each principal sees them; with it, every session gets the relay tool. */
   access?: CardAccess;
   /** Where changes of a session's permissions are recorded. */
-  audit?: AuditStore;
+  audit?: AuditWriter;
   /** The key agent tokens are derived from, kept outside the database (see agent-tokens.ts). */
   agentKey?: Buffer;
 }

@@ -134,6 +134,9 @@ export class AuditStore {
  */
 export type AsyncAuditStore = Omit<Async<AuditStore>, 'enqueue'> & Pick<AuditStore, 'enqueue'>;
 
+/** What the relay's surfaces need of the log: to append, after the turn, without waiting (both stores). */
+export type AuditWriter = Pick<AuditStore, 'enqueue'>;
+
 /** The SQLite log behind the asynchronous interface (the same semantics, resolved at once). */
 export function asyncAudit(store: AuditStore): AsyncAuditStore {
   return {
