@@ -19,6 +19,7 @@ import { SessionManager } from './sessions/manager.js';
 import { loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
 import { SqliteStore } from './store/sqlite-store.js';
 import { asyncAudit } from './store/audit-store.js';
+import { asyncChannels } from './store/channel-store.js';
 import { asyncCalls } from './store/call-store.js';
 import { asyncLogins } from './store/login-store.js';
 import { asyncPush } from './store/push-subscription-store.js';
@@ -67,7 +68,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     channels: CHANNELS,
     access,
     audit: store.audit,
-    store: store.channels,
+    store: asyncChannels(store.channels),
     // Asked only once the relay listens (delivery starts at channels.start()).
     context: { publicUrl: () => channelConfig.publicUrl ?? sessions.relayUrl ?? '', secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
   });

@@ -60,12 +60,12 @@ export interface ChannelInbox {
    */
   beforePrompt(action: InboundAction): Promise<Exclude<InboundOutcome, { kind: 'answered' | 'ignored' }> | undefined>;
   /** The card a message of this channel belongs to (its card message or a prompt about it). */
-  cardOfMessage(message: string): string | undefined;
+  cardOfMessage(message: string): Promise<string | undefined>;
   /** Remembers a further message about a card (Telegram's forced-reply prompt). */
-  linkMessage(ref: MessageRef, cardId: string): void;
+  linkMessage(ref: MessageRef, cardId: string): Promise<void>;
   /** A bookmark the channel keeps across restarts (how far it read the chat). */
-  recall(key: string): string | undefined;
-  remember(key: string, value: string): void;
+  recall(key: string): Promise<string | undefined>;
+  remember(key: string, value: string): Promise<void>;
   /** The card as it stands (undefined when unknown). */
   card(cardId: string): Promise<Card | undefined>;
 }
@@ -76,8 +76,11 @@ export interface Channel {
   post(card: Card): Promise<MessageRef>;
   /** Edits the card's message once it closed (answered anywhere, skipped, expired, cancelled). */
   close(card: Card, ref: MessageRef): Promise<void>;
-  /** Starts receiving (polling loops); webhooks come through routes(). */
-  start(inbox: ChannelInbox): void;
+  /**
+   * Starts receiving (polling loops); webhooks come through routes(). Resolves once it
+   * has read its bookmark (where the last run stopped reading), the loop then runs on.
+   */
+  start(inbox: ChannelInbox): void | Promise<void>;
   stop(): void;
   /** Webhook routes mounted under /channels/<id> (Slack, Discord, Mattermost). */
   routes?(inbox: ChannelInbox): Hono;

@@ -4,7 +4,7 @@ import type { Principal } from '../relay/access.js';
 import { auditRefusal } from '../relay/audit.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { AuditWriter } from '../store/audit-store.js';
-import type { ChannelStore } from '../store/channel-store.js';
+import type { AsyncChannelStore } from '../store/channel-store.js';
 import { closedNotice } from './card-text.js';
 import type { ChannelId, ChannelInbox, InboundAction, InboundOutcome, MessageRef } from './channel.js';
 
@@ -21,7 +21,7 @@ export interface InboxOptions {
   channel: ChannelId;
   access: CardAccess;
   audit: AuditWriter;
-  store: ChannelStore;
+  store: AsyncChannelStore;
   /** Platform user ids allowed to answer; "*" lets anyone in the chat answer. */
   answerers: string[];
   now: () => number;
@@ -60,20 +60,20 @@ export class Inbox implements ChannelInbox {
     return outcome.kind === 'answered' || outcome.kind === 'ignored' ? undefined : outcome;
   }
 
-  cardOfMessage(message: string): string | undefined {
+  cardOfMessage(message: string): Promise<string | undefined> {
     return this.options.store.cardOfMessage(this.options.channel, message);
   }
 
-  linkMessage(ref: MessageRef, cardId: string): void {
-    this.options.store.link(this.options.channel, ref, cardId);
+  linkMessage(ref: MessageRef, cardId: string): Promise<void> {
+    return this.options.store.link(this.options.channel, ref, cardId);
   }
 
-  recall(key: string): string | undefined {
+  recall(key: string): Promise<string | undefined> {
     return this.options.store.recall(this.options.channel, key);
   }
 
-  remember(key: string, value: string): void {
-    this.options.store.remember(this.options.channel, key, value);
+  remember(key: string, value: string): Promise<void> {
+    return this.options.store.remember(this.options.channel, key, value);
   }
 
   card(cardId: string): Promise<Card | undefined> {

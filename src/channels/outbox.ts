@@ -1,7 +1,7 @@
 import type { Card } from '../cards/model.js';
 import type { Clock } from '../relay/clock.js';
 import type { Relay } from '../relay/relay.js';
-import type { ChannelStore, OutboxJob } from '../store/channel-store.js';
+import type { AsyncChannelStore, OutboxJob, QueuedJob } from '../store/channel-store.js';
 import { ChannelSendError, type Channel } from './channel.js';
 
 // Delivers one channel's posts and closing edits from the durable outbox, one at a time
@@ -19,7 +19,7 @@ const STOP_GRACE_MS = 2_000;
 export interface OutboxOptions {
   channel: Channel;
   relay: Relay;
-  store: ChannelStore;
+  store: AsyncChannelStore;
   clock: Clock;
   /** The first retry after an outage waits this long. */
   backoffMs: number;
@@ -30,11 +30,16 @@ export interface OutboxOptions {
 
 export class Outbox {
   private timer: unknown;
+  /** True while deliver()'s loop runs: reading the next job, or sending it. */
   private running = false;
-  /** The job in flight, so stop() can let it finish writing its result. */
+  /** deliver() was asked again while the loop ran: it reads the queue once more before it rests. */
+  private again = false;
+  /** The loop in flight, so stop() can let a job finish writing its result. */
   private inFlight: Promise<void> = Promise.resolve();
   private stopped = false;
   private readonly idleWaiters: (() => void)[] = [];
+  /** Counts the times the loop came to rest (idle() must not miss one while it reads the queue). */
+  private rests = 0;
 
   constructor(private readonly options: OutboxOptions) {}
 
@@ -42,12 +47,18 @@ export class Outbox {
     return this.options.channel.id;
   }
 
-  /** Queues what a card event asks of this channel; deliver() then sends it. */
-  onCard(card: Card): void {
-    if (!(this.options.routes?.(card) ?? true)) return;
+  /**
+   * The jobs a card event asks of this channel (none when its route leaves the card out).
+   * Only reads: the caller queues the jobs of an event-loop turn's events together, in order.
+   */
+  async jobsFor(card: Card): Promise<QueuedJob[]> {
+    if (!(this.options.routes?.(card) ?? true)) return [];
     const now = this.options.clock.now();
-    if (card.status === 'pending') this.options.store.enqueue(this.id, card.id, 'post', now);
-    else if (this.options.store.messageOf(this.id, card.id)?.closed !== true) this.options.store.enqueue(this.id, card.id, 'close', now);
+    if (card.status === 'pending') return [{ channel: this.id, cardId: card.id, action: 'post', dueAt: now }];
+    // A message already closed needs no edit. Read before the turn's jobs are queued, which no
+    // queueing changes; a closing edit done meanwhile makes the queued one drop itself (run()).
+    if ((await this.options.store.messageOf(this.id, card.id))?.closed === true) return [];
+    return [{ channel: this.id, cardId: card.id, action: 'close', dueAt: now }];
   }
 
   /**
@@ -55,15 +66,17 @@ export class Outbox {
    * of cards that closed while the relay was down (queued jobs are kept as they are).
    */
   async recover(pending: Card[]): Promise<void> {
-    const now = this.options.clock.now();
-    for (const card of pending) {
-      if ((this.options.routes?.(card) ?? true) && !this.options.store.messageOf(this.id, card.id)) {
-        this.options.store.enqueue(this.id, card.id, 'post', now);
-      }
+    const { store, clock, relay } = this.options;
+    const now = clock.now();
+    const routed = pending.filter((card) => this.options.routes?.(card) ?? true);
+    const shown = await Promise.all(routed.map((card) => store.messageOf(this.id, card.id)));
+    const posts = routed.filter((_, i) => !shown[i]).map((card): QueuedJob => ({ channel: this.id, cardId: card.id, action: 'post', dueAt: now }));
+    if (posts.length) await store.enqueueAll(posts);
+    const closes: QueuedJob[] = [];
+    for (const cardId of await store.openCards(this.id)) {
+      if ((await relay.find(cardId))?.status !== 'pending') closes.push({ channel: this.id, cardId, action: 'close', dueAt: now });
     }
-    for (const cardId of this.options.store.openCards(this.id)) {
-      if ((await this.options.relay.find(cardId))?.status !== 'pending') this.options.store.enqueue(this.id, cardId, 'close', now);
-    }
+    if (closes.length) await store.enqueueAll(closes);
     this.deliver();
   }
 
@@ -74,7 +87,7 @@ export class Outbox {
   async stop(): Promise<void> {
     this.stopped = true;
     this.options.clock.clearTimer(this.timer);
-    this.idleWaiters.splice(0).forEach((resolve) => resolve());
+    this.rest();
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([this.inFlight, new Promise((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
     clearTimeout(timer);
@@ -85,34 +98,69 @@ export class Outbox {
   private abandoned = false;
 
   /** Resolves when no job is due now and none is in flight (tests). */
-  idle(): Promise<void> {
-    if (!this.running && !this.dueJob()) return Promise.resolve();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+  async idle(): Promise<void> {
+    for (;;) {
+      const rests = this.rests;
+      if (!this.running) {
+        const due = await this.dueJob();
+        // The loop came to rest while the queue was read: read it again.
+        if (this.rests !== rests) continue;
+        if (!this.running && !due) return;
+      }
+      return new Promise((resolve) => this.idleWaiters.push(resolve));
+    }
   }
 
   /**
    * Runs the oldest job when it is due, else arms a timer for it. Jobs go in order, so a
    * failed one (its due time moved to the retry) pauses the whole channel: no separate pause.
+   * One loop at a time reads and sends (the store answers asynchronously): a call while it
+   * runs makes it read the queue once more before it rests, so a job queued meanwhile is seen.
    */
   deliver(): void {
-    if (this.running || this.stopped) return;
-    this.options.clock.clearTimer(this.timer);
-    const job = this.options.store.next(this.id);
-    const wait = job ? job.dueAt - this.options.clock.now() : 0;
-    if (job && wait <= 0) {
-      this.running = true;
-      this.inFlight = this.run(job).finally(() => {
-        this.running = false;
-        this.deliver();
-      });
-      return;
+    if (this.stopped) return;
+    this.again = true;
+    if (this.running) return;
+    this.running = true;
+    this.inFlight = this.loop().finally(() => {
+      this.running = false;
+      this.rest();
+    });
+  }
+
+  private async loop(): Promise<void> {
+    while (this.again && !this.stopped) {
+      this.again = false;
+      this.options.clock.clearTimer(this.timer);
+      try {
+        const job = await this.options.store.next(this.id);
+        if (this.stopped) return;
+        const wait = job ? job.dueAt - this.options.clock.now() : 0;
+        if (job && wait <= 0) {
+          await this.run(job);
+          this.again = true;
+          continue;
+        }
+        if (job) this.timer = this.options.clock.setTimer(() => this.deliver(), wait);
+      } catch (err) {
+        // The store did not answer (a database restarting; a platform's failure is run()'s):
+        // look again after the first back-off rather than at once.
+        if (this.stopped) return;
+        this.log(`cannot read or write the outbox (${(err as Error)?.message ?? String(err)}); trying again in ${seconds(this.options.backoffMs)}`);
+        this.timer = this.options.clock.setTimer(() => this.deliver(), this.options.backoffMs);
+        return;
+      }
     }
-    if (job) this.timer = this.options.clock.setTimer(() => this.deliver(), wait);
+  }
+
+  /** The loop rests (or stopped): idle() waiters go on. */
+  private rest(): void {
+    this.rests++;
     this.idleWaiters.splice(0).forEach((resolve) => resolve());
   }
 
-  private dueJob(): OutboxJob | undefined {
-    const job = this.options.store.next(this.id);
+  private async dueJob(): Promise<OutboxJob | undefined> {
+    const job = await this.options.store.next(this.id);
     return job && job.dueAt <= this.options.clock.now() ? job : undefined;
   }
 
@@ -122,27 +170,27 @@ export class Outbox {
       const card = await relay.find(job.cardId);
       if (job.action === 'post') {
         // A card that closed before its message went out needs no message (nor an edit).
-        if (!card || card.status !== 'pending' || store.messageOf(this.id, job.cardId)) {
-          store.done(job);
+        if (!card || card.status !== 'pending' || (await store.messageOf(this.id, job.cardId))) {
+          await store.done(job);
           return;
         }
         const ref = await this.timed(channel.post(card));
         if (this.abandoned) return;
-        store.posted(this.id, card.id, ref);
-        if ((await relay.find(card.id))?.status !== 'pending') store.enqueue(this.id, card.id, 'close', this.options.clock.now());
+        await store.posted(this.id, card.id, ref);
+        if ((await relay.find(card.id))?.status !== 'pending') await store.enqueue(this.id, card.id, 'close', this.options.clock.now());
         return;
       }
-      const message = store.messageOf(this.id, job.cardId);
+      const message = await store.messageOf(this.id, job.cardId);
       if (!card || !message || message.closed) {
         // Posted later? The post job (still queued) sees the card closed and drops itself.
-        store.done(job);
+        await store.done(job);
         return;
       }
       await this.timed(channel.close(card, { chat: message.chat, message: message.message }));
       if (this.abandoned) return;
-      store.closed(this.id, card.id);
+      await store.closed(this.id, card.id);
     } catch (err) {
-      if (!this.abandoned) this.failed(job, err);
+      if (!this.abandoned) await this.failed(job, err);
     }
   }
 
@@ -159,25 +207,25 @@ export class Outbox {
     return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
   }
 
-  private failed(job: OutboxJob, err: unknown): void {
+  private async failed(job: OutboxJob, err: unknown): Promise<void> {
     const now = this.options.clock.now();
     const what = `${job.action} of card ${job.cardId}`;
     const error = err instanceof ChannelSendError ? err : new ChannelSendError('unavailable', (err as Error)?.message ?? String(err));
     if (error.kind === 'rejected') {
       // A closing edit refused for good (the message was deleted) is not tried at every start.
-      if (job.action === 'close') this.options.store.closed(this.id, job.cardId);
-      else this.options.store.done(job);
+      if (job.action === 'close') await this.options.store.closed(this.id, job.cardId);
+      else await this.options.store.done(job);
       this.log(`gave up on the ${what}: ${error.message}`);
       return;
     }
     if (error.kind === 'rate_limited') {
       const wait = Math.max(error.retryAfterMs ?? 1000, 0);
-      this.options.store.retry(job, now + wait, error.message);
+      await this.options.store.retry(job, now + wait, error.message);
       if (job.attempts === 0) this.log(`rate limited; the ${what} waits ${seconds(wait)} as asked`);
       return;
     }
     const wait = Math.min(this.options.backoffMs * 2 ** job.attempts, MAX_BACKOFF_MS);
-    this.options.store.retry(job, now + wait, error.message);
+    await this.options.store.retry(job, now + wait, error.message);
     // One line when it starts failing, then one per doubling: an outage must not flood the log.
     if ((job.attempts & (job.attempts + 1)) === 0) this.log(`cannot deliver the ${what} (${error.message}); trying again in ${seconds(wait)}`);
   }

@@ -3,7 +3,7 @@ import type { Card } from '../cards/model.js';
 import type { CardAccess } from '../relay/card-access.js';
 import { systemClock, type Clock } from '../relay/clock.js';
 import type { AuditWriter } from '../store/audit-store.js';
-import type { ChannelStore } from '../store/channel-store.js';
+import type { AsyncChannelStore } from '../store/channel-store.js';
 import type { Channel, ChannelContext, ChannelFactory, ChannelId } from './channel.js';
 import type { ChannelsConfig } from './config.js';
 import { Inbox } from './inbox.js';
@@ -21,7 +21,7 @@ export interface ChannelsOptions {
   context: Omit<ChannelContext, 'log' | 'clock'>;
   access: CardAccess;
   audit: AuditWriter;
-  store: ChannelStore;
+  store: AsyncChannelStore;
   clock?: Clock;
   log?: (line: string) => void;
 }
@@ -51,13 +51,21 @@ export class Channels {
   /** Card events of this event-loop turn, written to the outboxes in one transaction. */
   private noted: Card[] = [];
   private flushing: NodeJS.Immediate | undefined;
+  /**
+   * The turns' writes, one after another: a turn's jobs are queued after the previous turn's
+   * (the store answers asynchronously, so two writes could otherwise cross and break FIFO).
+   */
+  private written: Promise<void> = Promise.resolve();
   /** Delivery waits for start(): the relay listens by then, so callback URLs (Mattermost's buttons) are known. */
   private started = false;
   private stopped = false;
 
+  private readonly log: (line: string) => void;
+
   constructor(private readonly options: ChannelsOptions) {
     const clock = options.clock ?? systemClock;
     const log = options.log ?? ((line: string) => console.warn(line));
+    this.log = log;
     for (const [id, make] of Object.entries(options.channels) as [ChannelId, ChannelFactory][]) {
       const config = options.config[id];
       if (!config) continue;
@@ -84,9 +92,9 @@ export class Channels {
   }
 
   /** Each channel's outbox as an operator wants to see it: what waits, and why. */
-  status(): ChannelStatus[] {
-    return this.running.map(({ channel }) => {
-      const jobs = this.options.store.jobs(channel.id);
+  status(): Promise<ChannelStatus[]> {
+    return Promise.all(this.running.map(async ({ channel }) => {
+      const jobs = await this.options.store.jobs(channel.id);
       const failing = jobs.find((job) => job.lastError);
       return {
         id: channel.id,
@@ -95,7 +103,7 @@ export class Channels {
         ...(jobs[0] ? { nextAttemptAt: new Date(jobs[0].dueAt).toISOString() } : {}),
         ...(failing ? { lastError: failing.lastError!, attempts: failing.attempts } : {}),
       };
-    });
+    }));
   }
 
   /** One line per channel for the start-up banner: where it posts, who may answer. */
@@ -122,16 +130,35 @@ export class Channels {
     this.unsubscribe = this.options.access.relay.events.subscribe((name, data) => {
       if (name === 'session.updated') return;
       this.noted.push(data as Card);
-      this.flushing ??= setImmediate(() => this.flush());
+      this.flushing ??= setImmediate(() => void this.flush());
     });
   }
 
-  private flush(): void {
+  /** Writes the turn's jobs after the previous turn's, then lets the outboxes deliver them. */
+  private flush(): Promise<void> {
     if (this.flushing) clearImmediate(this.flushing);
     this.flushing = undefined;
     const cards = this.noted.splice(0);
-    if (cards.length) this.options.store.batch(() => cards.forEach((card) => this.running.forEach(({ outbox }) => outbox.onCard(card))));
-    if (this.started && !this.stopped) this.running.forEach(({ outbox }) => outbox.deliver());
+    this.written = this.written.then(async () => {
+      try {
+        if (cards.length) await this.write(cards);
+      } catch (err) {
+        // Caught up at the next start (recover() posts and closes what the store says is missing).
+        this.log(`could not queue what ${cards.length} card event(s) ask of the channels: ${(err as Error)?.message ?? String(err)}`);
+      }
+      if (this.started && !this.stopped) this.running.forEach(({ outbox }) => outbox.deliver());
+    });
+    return this.written;
+  }
+
+  /**
+   * Reads what the jobs depend on first (whether a card's message is closed already), then
+   * queues every job of the turn in event order in one transaction.
+   */
+  private async write(cards: Card[]): Promise<void> {
+    const perCard = await Promise.all(cards.map((card) => Promise.all(this.running.map(({ outbox }) => outbox.jobsFor(card)))));
+    const jobs = perCard.flat(2);
+    if (jobs.length) await this.options.store.enqueueAll(jobs);
   }
 
   /** Catches up with what happened while the relay was down, and starts receiving. */
@@ -142,7 +169,7 @@ export class Channels {
     const pending = await this.options.access.relay.list({ status: 'pending' });
     for (const { channel, inbox, outbox } of this.running) {
       await outbox.recover(pending);
-      channel.start(inbox);
+      await channel.start(inbox);
     }
   }
 
@@ -159,6 +186,7 @@ export class Channels {
   /** Resolves when every outbox has nothing due (tests). */
   async idle(): Promise<void> {
     if (this.flushing) await new Promise((resolve) => setImmediate(resolve));
+    await this.written;
     await Promise.all(this.running.map((r) => r.outbox.idle()));
   }
 
@@ -167,7 +195,7 @@ export class Channels {
     this.unsubscribe();
     // What the last turn's events asked for is written before the store closes.
     this.stopped = true;
-    this.flush();
+    await this.flush();
     for (const { channel } of this.running) channel.stop();
     await Promise.all(this.running.map(({ outbox }) => outbox.stop()));
   }

@@ -46,7 +46,7 @@ export interface AppOptions {
   /** Web Push (key and subscriptions); without it the /api/push routes are absent. */
   push?: PushRoutesOptions;
   /** The chat channels: their webhooks (mounted at /channels; each checks its platform's signature) and outbox status. */
-  channels?: { webhooks: Hono; status(): unknown[] };
+  channels?: { webhooks: Hono; status(): Promise<unknown[]> };
 }
 
 export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections }: AppOptions) {
@@ -77,7 +77,7 @@ export function createApp({ access, audit, sessions, token, calls, logins, publi
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.route('/api/audit', auditRoutes(audit));
   if (push) app.route('/api/push', pushRoutes(push));
-  if (channels) app.get('/api/channels', humanOnly, (c) => c.json({ channels: channels.status() }));
+  if (channels) app.get('/api/channels', humanOnly, async (c) => c.json({ channels: await channels.status() }));
   app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data)));
   const mcpOptions = mcp ?? mcpSettingsFromEnv(process.env);
   app.use('/mcp', requireToken(tokens));

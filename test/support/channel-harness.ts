@@ -11,6 +11,7 @@ import { sessionFacts } from '../../src/relay/access.js';
 import { auditCardEvents } from '../../src/relay/audit.js';
 import { CardAccess } from '../../src/relay/card-access.js';
 import { Relay } from '../../src/relay/relay.js';
+import { asyncChannels } from '../../src/store/channel-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from './fake-clock.js';
@@ -63,7 +64,7 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
     channels: { [options.id]: options.make },
     access,
     audit: store.audit,
-    store: store.channels,
+    store: asyncChannels(store.channels),
     clock,
     context: { publicUrl: () => options.config.publicUrl ?? url, secret: 'harness-secret' },
     log: (line) => logs.push(line),

@@ -92,10 +92,11 @@ export class ThreadReplies {
     private readonly pollMs: number,
   ) {}
 
-  start(): void {
+  async start(): Promise<void> {
     // Where the last run stopped reading, so a reply written while the relay was down still
     // answers; on the very first start, from now (older replies answered nothing of ours).
-    const saved = this.inbox.recall(CURSOR_KEY);
+    const saved = await this.inbox.recall(CURSOR_KEY);
+    if (this.stopped) return;
     const bookmark = saved ? (JSON.parse(saved) as { cursor: number; atCursor: string[] }) : undefined;
     this.cursor = bookmark?.cursor ?? this.context.clock.now();
     this.atCursor = new Set(bookmark?.atCursor ?? []);
@@ -159,14 +160,14 @@ export class ThreadReplies {
         this.context.log(`reply ${post.id}: ${(err as Error).message}`);
       }
       if (this.stopped) return;
-      this.inbox.remember(CURSOR_KEY, JSON.stringify({ cursor: this.cursor, atCursor: [...this.atCursor] }));
+      await this.inbox.remember(CURSOR_KEY, JSON.stringify({ cursor: this.cursor, atCursor: [...this.atCursor] }));
     }
   }
 
   private async take(post: PostObject): Promise<void> {
     // Edits of older posts come back too (since is about updates); only new replies count.
     if (!post.root_id || post.delete_at || post.type || post.user_id === this.bot || post.channel_id !== this.channel) return;
-    const cardId = this.inbox.cardOfMessage(post.root_id);
+    const cardId = await this.inbox.cardOfMessage(post.root_id);
     if (!cardId) return;
     const outcome = await this.inbox.reply({ user: post.user_id, cardId, text: post.message ?? '' });
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return;

@@ -13,9 +13,9 @@ export const mattermostChannel: ChannelFactory = (config, context): Channel => {
     id: 'mattermost',
     post: (card) => postCard(api, { channel: settings.channel, publicUrl: context.publicUrl(), secret: context.secret }, card),
     close: (card, ref) => closeCard(api, card, ref),
-    start(inbox) {
+    async start(inbox) {
       replies = new ThreadReplies(api, settings.channel, inbox, context, settings.pollMs);
-      replies.start();
+      await replies.start();
     },
     stop: () => replies?.stop(),
     routes: (inbox) => actionRoutes(inbox, { secret: context.secret, now: () => context.clock.now() }),

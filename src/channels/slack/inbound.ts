@@ -11,8 +11,8 @@ import { decodeAction } from './message.js';
 // `payload=<json>`) and replies in a card's thread (Events API, JSON). Every request must
 // carry Slack's signature over the raw body, made within five minutes and never seen before
 // (a captured request sent again is a replay); anything else is 401. Slack gives up on a
-// request after 3 s and retries events, so the work done here is synchronous and quick
-// (the inbox answers through SQLite) and notices are not waited for. People are told
+// request after 3 s and retries events, so the work done here is quick
+// (the inbox answers from the relay's store) and notices are not waited for. People are told
 // refusals and the like privately, with an ephemeral message only they see.
 
 /** Slack's advice: refuse a request signed more than five minutes away from now (a replay). */
@@ -102,7 +102,7 @@ async function onMessage(inbox: ChannelInbox, options: SlackInboundOptions, even
   // also sent to the channel is.
   if (event.bot_id || (event.subtype && event.subtype !== 'thread_broadcast')) return;
   if (!event.user || event.text === undefined) return;
-  const cardId = inbox.cardOfMessage(event.thread_ts);
+  const cardId = await inbox.cardOfMessage(event.thread_ts);
   if (!cardId) return;
   tell(options, await inbox.reply({ user: event.user, cardId, text: event.text }), event.channel, event.user, event.thread_ts);
 }

@@ -31,9 +31,9 @@ export class TelegramUpdates {
     private readonly context: ChannelContext,
   ) {}
 
-  start(): void {
+  async start(): Promise<void> {
     // Where the last run stopped: an update it handled is not handled again after a restart.
-    const saved = Number(this.inbox.recall(OFFSET_KEY));
+    const saved = Number(await this.inbox.recall(OFFSET_KEY));
     if (saved > 0) this.offset = saved;
     void this.loop();
   }
@@ -65,7 +65,7 @@ export class TelegramUpdates {
           this.context.log(`update ${update.update_id}: ${(err as Error).message}`);
         }
         if (signal.aborted) return;
-        this.inbox.remember(OFFSET_KEY, String(this.offset));
+        await this.inbox.remember(OFFSET_KEY, String(this.offset));
       }
     }
   }
@@ -105,12 +105,12 @@ export class TelegramUpdates {
     const card = (await this.inbox.card(data.cardId))!;
     const { text, ...other } = otherPromptOf(card, query.from);
     const prompt = await call(() => this.api.sendMessage(this.chat, text, other));
-    this.inbox.linkMessage({ chat: this.chat, message: messageKey(prompt.chat.id, prompt.message_id) }, card.id);
+    await this.inbox.linkMessage({ chat: this.chat, message: messageKey(prompt.chat.id, prompt.message_id) }, card.id);
     await call(() => this.api.answerCallbackQuery(query.id));
   }
 
   private async onReply(message: Message): Promise<void> {
-    const cardId = this.inbox.cardOfMessage(messageKey(message.chat.id, message.reply_to_message!.message_id));
+    const cardId = await this.inbox.cardOfMessage(messageKey(message.chat.id, message.reply_to_message!.message_id));
     if (!cardId || !message.from) return;
     const outcome = await this.inbox.reply({ user: String(message.from.id), cardId, text: message.text ?? '' });
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return;

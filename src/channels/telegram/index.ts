@@ -13,9 +13,9 @@ export const telegramChannel: ChannelFactory = (config, context): Channel => {
     id: 'telegram',
     post: (card) => postCard(api, settings.chat, card),
     close: (card, ref) => closeCard(api, card, ref),
-    start(inbox) {
+    async start(inbox) {
       updates = new TelegramUpdates(api, telegramApi(settings, POLL_REQUEST_SECONDS), settings.chat, inbox, context);
-      updates.start();
+      await updates.start();
     },
     stop: () => updates?.stop(),
   };
