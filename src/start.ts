@@ -22,6 +22,7 @@ import { asyncAudit } from './store/audit-store.js';
 import { asyncCalls } from './store/call-store.js';
 import { asyncLogins } from './store/login-store.js';
 import { asyncPush } from './store/push-subscription-store.js';
+import { asyncSessions } from './store/session-store.js';
 import { asyncCards } from './store/store.js';
 
 // The composition root: the store, the relay core, the session manager with every
@@ -61,7 +62,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
   const push = new PushSender({ events: relay.events, subscriptions: asyncPush(store.push), vapid, config: pushConfig });
-  const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
+  const access = new CardAccess(relay, sessionFacts(asyncSessions(store.sessions)), store.audit);
   const channels = new Channels({
     config: channelConfig,
     channels: CHANNELS,

@@ -51,7 +51,7 @@ export interface AppOptions {
 
 export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections }: AppOptions) {
   const { relay } = access;
-  const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text), logins };
+  const tokens = { operator: token, agentSession: async (text: string) => sessions.sessionOfToken(text), logins };
   const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
@@ -110,6 +110,6 @@ const securityHeaders: MiddlewareHandler<{ Bindings: Partial<HttpBindings> }> = 
 };
 
 /** Whether an agent's event stream carries this event: cards it may see, its own and watched sessions. */
-function shows(access: CardAccess, who: Principal, name: RelayEventName, data: unknown): boolean {
+function shows(access: CardAccess, who: Principal, name: RelayEventName, data: unknown): Promise<boolean> {
   return name === 'session.updated' ? access.canSeeSession(who, (data as Session).id) : access.canSee(who, data as Card);
 }

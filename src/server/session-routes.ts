@@ -15,18 +15,15 @@ const SessionPatchSchema = z.object({ agentsMayAnswer: z.boolean() }).strict();
 export function sessionRoutes(sessions: SessionManager, access: CardAccess) {
   const app = new Hono<AuthEnv>();
 
-  const visible = (c: Context<AuthEnv>, id: string) => {
+  const visible = async (c: Context<AuthEnv>, id: string) => {
     const session = sessions.get(id); // an unknown session is 404 either way
-    if (access.canSeeSession(c.get('principal'), id)) return session;
+    if (await access.canSeeSession(c.get('principal'), id)) return session;
     throw new RelayError('not_found', `No session "${id}".`);
   };
 
   app.post('/', humanOnly, async (c) => c.json(sessions.start(await readJson(c, StartSessionSchema)), 201));
-  app.get('/', (c) => {
-    const who = c.get('principal');
-    return c.json({ sessions: sessions.list().filter((s) => access.canSeeSession(who, s.id)) });
-  });
-  app.get('/:id', (c) => c.json(visible(c, c.req.param('id'))));
+  app.get('/', async (c) => c.json({ sessions: await access.visibleSessions(c.get('principal'), sessions.list()) }));
+  app.get('/:id', async (c) => c.json(await visible(c, c.req.param('id'))));
   app.patch('/:id', humanOnly, async (c) => {
     const id = c.req.param('id');
     sessions.get(id); // an unknown session is 404 before anything about the body

@@ -182,8 +182,9 @@ export class RelayToolbox {
 
   private async listQuestions(who: Principal): Promise<RelayToolResult> {
     const cards = await this.access.list(who, { status: 'pending' });
-    const questions = cards.map((card) => {
-      const refusal = this.access.refusal(who, card);
+    const refusals = await this.access.refusals(who, cards);
+    const questions = cards.map((card, i) => {
+      const refusal = refusals[i];
       return {
         cardId: card.id,
         sessionId: card.sessionId,
