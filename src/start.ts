@@ -80,7 +80,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     relay,
     access,
     audit: store.audit,
-    store: store.sessions,
+    store: asyncSessions(store.sessions),
     providers: PROVIDERS,
     env: config.env,
     stuckAfterMs: config.stuckAfterMs,
@@ -88,7 +88,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     // the database keeps only their hashes.
     agentKey: createHash('sha256').update(`askrelay agents\0${token}`).digest(),
   });
-  sessions.recover();
+  await sessions.recover();
   const app = createApp({
     access,
     audit: asyncAudit(store.audit),

@@ -51,7 +51,7 @@ export interface AppOptions {
 
 export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections }: AppOptions) {
   const { relay } = access;
-  const tokens = { operator: token, agentSession: async (text: string) => sessions.sessionOfToken(text), logins };
+  const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text), logins };
   const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
   const app = new Hono();
   app.onError((err, c) => sendError(c, err));
