@@ -23,6 +23,7 @@ import { asyncChannels } from './store/channel-store.js';
 import { asyncCalls } from './store/call-store.js';
 import { asyncLogins } from './store/login-store.js';
 import { asyncPush } from './store/push-subscription-store.js';
+import { asyncSessions } from './store/session-store.js';
 import { asyncCards } from './store/store.js';
 
 // The composition root: the store, the relay core, the session manager with every
@@ -62,7 +63,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
   const push = new PushSender({ events: relay.events, subscriptions: asyncPush(store.push), vapid, config: pushConfig });
-  const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
+  const access = new CardAccess(relay, sessionFacts(asyncSessions(store.sessions)), store.audit);
   const channels = new Channels({
     config: channelConfig,
     channels: CHANNELS,
@@ -80,7 +81,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     relay,
     access,
     audit: store.audit,
-    store: store.sessions,
+    store: asyncSessions(store.sessions),
     providers: PROVIDERS,
     env: config.env,
     stuckAfterMs: config.stuckAfterMs,
@@ -88,7 +89,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     // the database keeps only their hashes.
     agentKey: createHash('sha256').update(`askrelay agents\0${token}`).digest(),
   });
-  sessions.recover();
+  await sessions.recover();
   const app = createApp({
     access,
     audit: asyncAudit(store.audit),

@@ -158,6 +158,8 @@ export async function demoCommand(argv: string[]): Promise<number> {
     const width = Math.max(...plan.map((p) => `${p.provider}/${p.engine}`.length));
     const say = (sessionId: string, text: string) => console.log(`${(names.get(sessionId) ?? sessionId).padEnd(width)}  ${text}`);
     const lastStatus = new Map<string, string>();
+    // A turn's last reply is read from the store (asynchronously): the lines still print in event order.
+    let printing: Promise<void> = Promise.resolve();
     unsubscribe = relay.relay.events.subscribe((name, data) => {
       if (name === 'card.created') {
         const card = data as Card;
@@ -166,21 +168,23 @@ export async function demoCommand(argv: string[]): Promise<number> {
         const session = data as Session;
         if (!names.has(session.id) || lastStatus.get(session.id) === session.status) return;
         lastStatus.set(session.id, session.status);
-        if (session.status === 'idle') {
-          const said = relay.sessions.get(session.id).transcript?.filter((e) => e.role === 'assistant').at(-1)?.text;
-          say(session.id, `turn ended${said ? `: ${said.replace(/\s+/g, ' ')}` : '.'}`);
-          say(session.id, `  (send it another message with: askrelay session send ${session.id} "<text>")`);
-        } else if (session.status === 'failed') {
-          say(session.id, `failed: ${session.error ?? 'no reason given'}`);
-        } else if (session.status === 'stopped') {
-          say(session.id, 'stopped.');
-        }
+        printing = printing.then(async () => {
+          if (session.status === 'idle') {
+            const said = (await relay.sessions.get(session.id).catch(() => undefined))?.transcript?.filter((e) => e.role === 'assistant').at(-1)?.text;
+            say(session.id, `turn ended${said ? `: ${said.replace(/\s+/g, ' ')}` : '.'}`);
+            say(session.id, `  (send it another message with: askrelay session send ${session.id} "<text>")`);
+          } else if (session.status === 'failed') {
+            say(session.id, `failed: ${session.error ?? 'no reason given'}`);
+          } else if (session.status === 'stopped') {
+            say(session.id, 'stopped.');
+          }
+        });
       }
     });
 
     for (const { provider, engine } of plan) {
       try {
-        const session = relay.sessions.start({ provider, engine, prompt: PROMPT });
+        const session = await relay.sessions.start({ provider, engine, prompt: PROMPT });
         names.set(session.id, `${provider}/${engine}`);
         say(session.id, `session ${session.id} started: "${PROMPT}"`);
       } catch (err) {

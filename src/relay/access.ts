@@ -21,14 +21,56 @@ export type Principal =
 
 export const HUMAN_OPERATOR = (surface: string): Principal => ({ kind: 'human', id: 'operator', surface });
 
-/** The facts about sessions the rules need; the session store answers them. */
-export interface AccessFacts {
+/**
+ * The facts about sessions the rules read, resolved beforehand for the sessions in question
+ * (resolveFacts): the rules below stay pure and synchronous.
+ */
+export interface KnownFacts {
   agentsMayAnswer(sessionId: string): boolean;
   /** Whether the human approved watch_session on `target` for `watcher` (an agent's id). */
   watches(watcher: string, target: string): boolean;
 }
 
-export function canSee(who: Principal, card: Card, facts: AccessFacts): boolean {
+/** The facts about sessions as the session store answers them (asynchronously, as PostgreSQL does). */
+export interface AccessFacts {
+  agentsMayAnswer(sessionId: string): Promise<boolean>;
+  /** Whether the human approved watch_session on `target` for `watcher` (an agent's id). */
+  watches(watcher: string, target: string): Promise<boolean>;
+}
+
+/**
+ * The facts `who` needs about these sessions, read once per session however many cards
+ * name it: the human needs none, and an agent's own session is free. Asking the result
+ * about a session not resolved here is a mistake in the caller, and throws.
+ */
+export async function resolveFacts(facts: AccessFacts, who: Principal, sessionIds: Iterable<string | null | undefined>): Promise<KnownFacts> {
+  const mayAnswer = new Map<string, boolean>();
+  const watched = new Map<string, boolean>();
+  if (who.kind === 'agent') {
+    const others = [...new Set(sessionIds)].filter((id): id is string => !!id && id !== who.sessionId);
+    await Promise.all(
+      others.map(async (id) => {
+        const [may, watches] = await Promise.all([facts.agentsMayAnswer(id), facts.watches(who.id, id)]);
+        mayAnswer.set(id, may);
+        watched.set(id, watches);
+      }),
+    );
+  }
+  const known = (map: Map<string, boolean>, id: string) => {
+    const value = map.get(id);
+    if (value === undefined) throw new Error(`The access facts about session ${id} were not resolved.`);
+    return value;
+  };
+  return {
+    agentsMayAnswer: (id) => known(mayAnswer, id),
+    watches: (watcher, target) => {
+      if (who.kind !== 'agent' || watcher !== who.id) throw new Error(`The access facts were resolved for ${who.id}, not ${watcher}.`);
+      return known(watched, target);
+    },
+  };
+}
+
+export function canSee(who: Principal, card: Card, facts: KnownFacts): boolean {
   if (who.kind === 'human') return true;
   const owner = card.sessionId;
   if (!owner) return false;
@@ -37,12 +79,12 @@ export function canSee(who: Principal, card: Card, facts: AccessFacts): boolean 
 }
 
 /** An agent reads its own session and the sessions it was allowed to watch; the human, all. */
-export function canSeeSession(who: Principal, sessionId: string, facts: AccessFacts): boolean {
+export function canSeeSession(who: Principal, sessionId: string, facts: KnownFacts): boolean {
   return who.kind === 'human' || sessionId === who.sessionId || facts.watches(who.id, sessionId);
 }
 
 /** Why `who` may not answer or skip a card it can see; undefined when it may. */
-export function answerRefusal(who: Principal, card: Card, facts: AccessFacts): RelayError | undefined {
+export function answerRefusal(who: Principal, card: Card, facts: KnownFacts): RelayError | undefined {
   if (who.kind === 'human') return undefined;
   if (card.kind === 'approval') {
     return new RelayError('human_only', `Card ${card.id} is an approval; only the human can answer it. Wait for them, or ask them.`);
@@ -66,11 +108,11 @@ export const answeredBy = (who: Principal): AnsweredBy => ({ kind: who.kind, id:
 
 /** The facts from the stored sessions. */
 export function sessionFacts(sessions: {
-  get(id: string): { agentsMayAnswer: boolean } | undefined;
-  watches(watcher: string, target: string): boolean;
+  get(id: string): Promise<{ agentsMayAnswer: boolean } | undefined>;
+  watches(watcher: string, target: string): Promise<boolean>;
 }): AccessFacts {
   return {
-    agentsMayAnswer: (id) => sessions.get(id)?.agentsMayAnswer ?? false,
+    agentsMayAnswer: async (id) => (await sessions.get(id))?.agentsMayAnswer ?? false,
     watches: (watcher, target) => sessions.watches(watcher, target),
   };
 }

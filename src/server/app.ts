@@ -110,6 +110,6 @@ const securityHeaders: MiddlewareHandler<{ Bindings: Partial<HttpBindings> }> = 
 };
 
 /** Whether an agent's event stream carries this event: cards it may see, its own and watched sessions. */
-function shows(access: CardAccess, who: Principal, name: RelayEventName, data: unknown): boolean {
+function shows(access: CardAccess, who: Principal, name: RelayEventName, data: unknown): Promise<boolean> {
   return name === 'session.updated' ? access.canSeeSession(who, (data as Session).id) : access.canSee(who, data as Card);
 }

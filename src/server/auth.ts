@@ -38,7 +38,7 @@ const COOKIE_SURFACE = 'web';
 export interface Tokens {
   operator: string;
   /** The running session an agent token belongs to; undefined for any other text. */
-  agentSession(token: string): string | undefined;
+  agentSession(token: string): Promise<string | undefined>;
   logins: Pick<AsyncLoginStore, 'add' | 'createdAt' | 'remove' | 'prune'>;
 }
 
@@ -51,7 +51,7 @@ export async function principalOf(c: Context, tokens: Tokens): Promise<Principal
     const named = c.req.header(SURFACE_HEADER)?.trim().toLowerCase() ?? '';
     const surface = SURFACE_NAME.test(named) && named !== COOKIE_SURFACE ? named : 'api';
     if (tokens.operator && equal(bearer, tokens.operator)) return HUMAN_OPERATOR(surface);
-    const sessionId = tokens.agentSession(bearer);
+    const sessionId = await tokens.agentSession(bearer);
     return sessionId ? { kind: 'agent', id: sessionId, sessionId, surface } : undefined;
   }
   const cookie = getCookie(c, COOKIE);

@@ -22,8 +22,10 @@ function frame(name: string, data: unknown): string {
 // Server-Sent Events: every committed change, as it happens. Written straight to Node's
 // response, inside the emit, so an event leaves before the request that caused it is
 // even answered. Events carry no replay ids: a client that reconnects reloads its lists.
-// An agent token gets only the events of cards and sessions it may see (`shows`).
-export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: RelayEventName, data: unknown) => boolean) {
+// An agent token gets only the events of cards and sessions it may see (`shows`, which reads
+// the session store): each event is framed as it was when emitted, and the checks run one
+// after another, so the agent's events leave in the order they happened.
+export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: RelayEventName, data: unknown) => Promise<boolean>) {
   return (c: Context<{ Bindings: HttpBindings } & AuthEnv>) => {
     const res = c.env.outgoing;
     const who = c.get('principal');
@@ -39,8 +41,19 @@ export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: R
       else res.write(text);
     };
     send('retry: 2000\n: connected\n\n');
+    let checked: Promise<void> = Promise.resolve();
     const unsubscribe = events.subscribe((name, data) => {
-      if (who.kind === 'human' || shows(who, name, data)) send(frame(name, data));
+      if (who.kind === 'human') return send(frame(name, data));
+      const text = frame(name, data);
+      checked = checked.then(async () => {
+        if (res.destroyed) return;
+        try {
+          if (await shows(who, name, data)) send(text);
+        } catch {
+          // An event that could not be checked is not skipped silently: the client reconnects and reloads.
+          res.destroy();
+        }
+      });
     });
     const heartbeat = setInterval(() => send(': ping\n\n'), HEARTBEAT_MS);
     res.on('close', () => {

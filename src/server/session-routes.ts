@@ -15,29 +15,26 @@ const SessionPatchSchema = z.object({ agentsMayAnswer: z.boolean() }).strict();
 export function sessionRoutes(sessions: SessionManager, access: CardAccess) {
   const app = new Hono<AuthEnv>();
 
-  const visible = (c: Context<AuthEnv>, id: string) => {
-    const session = sessions.get(id); // an unknown session is 404 either way
-    if (access.canSeeSession(c.get('principal'), id)) return session;
+  const visible = async (c: Context<AuthEnv>, id: string) => {
+    const session = await sessions.get(id); // an unknown session is 404 either way
+    if (await access.canSeeSession(c.get('principal'), id)) return session;
     throw new RelayError('not_found', `No session "${id}".`);
   };
 
-  app.post('/', humanOnly, async (c) => c.json(sessions.start(await readJson(c, StartSessionSchema)), 201));
-  app.get('/', (c) => {
-    const who = c.get('principal');
-    return c.json({ sessions: sessions.list().filter((s) => access.canSeeSession(who, s.id)) });
-  });
-  app.get('/:id', (c) => c.json(visible(c, c.req.param('id'))));
+  app.post('/', humanOnly, async (c) => c.json(await sessions.start(await readJson(c, StartSessionSchema)), 201));
+  app.get('/', async (c) => c.json({ sessions: await access.visibleSessions(c.get('principal'), await sessions.list()) }));
+  app.get('/:id', async (c) => c.json(await visible(c, c.req.param('id'))));
   app.patch('/:id', humanOnly, async (c) => {
     const id = c.req.param('id');
-    sessions.get(id); // an unknown session is 404 before anything about the body
+    await sessions.get(id); // an unknown session is 404 before anything about the body
     const { agentsMayAnswer } = await readJson(c, SessionPatchSchema);
-    return c.json(sessions.setAgentsMayAnswer(id, agentsMayAnswer, c.get('principal')));
+    return c.json(await sessions.setAgentsMayAnswer(id, agentsMayAnswer, c.get('principal')));
   });
   app.post('/:id/messages', humanOnly, async (c) => {
     const id = c.req.param('id');
-    sessions.get(id); // an unknown session is 404 before anything about the body
+    await sessions.get(id); // an unknown session is 404 before anything about the body
     const { text } = await readJson(c, SessionMessageSchema);
-    return c.json(sessions.message(id, text));
+    return c.json(await sessions.message(id, text));
   });
   app.delete('/:id', humanOnly, async (c) => c.json(await sessions.stop(c.req.param('id'))));
 

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { SessionStore } from '../store/session-store.js';
+import type { AsyncSessionStore } from '../store/session-store.js';
 
 // Each session's agent token is an HMAC of its id under the agent key (which the
 // composition root derives from the relay token, outside the database): a session resumed
@@ -11,23 +11,25 @@ export class AgentTokens {
   private readonly stored = new Set<string>();
 
   constructor(
-    private readonly store: Pick<SessionStore, 'setAgentToken' | 'sessionOfToken'>,
+    private readonly hashes: Pick<AsyncSessionStore, 'setAgentToken' | 'sessionOfToken'>,
     /** Without one, a random key: tokens then hold for this process's life only. */
     private readonly key: Buffer = randomBytes(32),
   ) {}
 
-  /** The session's token; its hash is stored on first use (replacing one made under another key). */
+  /** The session's token (derived, so the same every time; remember() makes it count). */
   of(id: string): string {
-    const token = `asa_${createHmac('sha256', this.key).update(id).digest('base64url')}`;
-    if (!this.stored.has(id)) {
-      this.store.setAgentToken(id, token);
-      this.stored.add(id);
-    }
-    return token;
+    return `asa_${createHmac('sha256', this.key).update(id).digest('base64url')}`;
+  }
+
+  /** Stores the hash of the session's token once (replacing one made under another key). */
+  async remember(id: string): Promise<void> {
+    if (this.stored.has(id)) return;
+    await this.hashes.setAgentToken(id, this.of(id));
+    this.stored.add(id);
   }
 
   /** The live session a token belongs to (none for a stopped or failed session's). */
-  session(token: string): string | undefined {
-    return this.store.sessionOfToken(token);
+  session(token: string): Promise<string | undefined> {
+    return this.hashes.sessionOfToken(token);
   }
 }

@@ -6,7 +6,7 @@ import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { Relay } from '../relay/relay.js';
 import type { AuditWriter } from '../store/audit-store.js';
-import type { SessionPatch, SessionStore } from '../store/session-store.js';
+import type { AsyncSessionStore, SessionPatch } from '../store/session-store.js';
 import { AgentTokens } from './agent-tokens.js';
 import type { ProviderId, Session, SessionStatus, StartSession, TranscriptEntry } from './model.js';
 import { RELAY_TOOL_DEFINITIONS, RelayToolbox } from './relay-tool.js';
@@ -15,10 +15,15 @@ import type { Runner, RunnerContext, RunnerFactory } from './runner.js';
 // Runs agent sessions: starts a provider's runner, keeps status and transcript, hands
 // tool calls to the relay as cards, stops sessions, resumes them after a restart, and
 // flags turns that stall (never one that waits on a card).
+//
+// The store is asynchronous (PostgreSQL serves it so): every change of a session's record,
+// transcript and provider state runs in that session's own queue (serial()), so changes keep
+// the order they were made in, and a read-then-write (is it idle? then it runs) is one step
+// no other change of the session gets between. get() waits for the queued changes first.
 
 export interface SessionManagerOptions {
   relay: Relay;
-  store: SessionStore;
+  store: AsyncSessionStore;
   providers: Partial<Record<ProviderId, RunnerFactory>>;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
@@ -30,6 +35,8 @@ export interface SessionManagerOptions {
   audit?: AuditWriter;
   /** The key agent tokens are derived from, kept outside the database (see agent-tokens.ts). */
   agentKey?: Buffer;
+  /** Where a change made in the background (a runner's log line, heartbeat, saved state) that failed is told. */
+  log?: (line: string) => void;
 }
 
 interface Live {
@@ -48,6 +55,10 @@ export class SessionManager {
   private readonly env: NodeJS.ProcessEnv;
   private watchdog?: NodeJS.Timeout;
   private readonly tokens: AgentTokens;
+  /** Each session's queue of changes: its last one (see serial()). */
+  private readonly queues = new Map<string, Promise<unknown>>();
+  private readonly warn: (line: string) => void;
+  private closing = false;
   readonly toolbox?: RelayToolbox;
   /** The relay's own address once it listens, handed to agents as ASKRELAY_URL. */
   relayUrl?: string;
@@ -59,24 +70,29 @@ export class SessionManager {
     const { ASKRELAY_TOKEN: _token, ...env } = options.env ?? process.env;
     this.env = env;
     this.tokens = new AgentTokens(options.store, options.agentKey);
+    this.warn = options.log ?? ((line) => console.warn(line));
     if (options.access) this.toolbox = new RelayToolbox(options.access, this);
   }
 
   /** The running session an agent token belongs to (stopped and failed sessions' tokens are void). */
-  sessionOfToken(token: string): string | undefined {
+  sessionOfToken(token: string): Promise<string | undefined> {
     return this.tokens.session(token);
   }
 
-  /** The session's agent token (the same after a restart; the database keeps only its hash). */
+  /**
+   * The session's agent token (the same after a restart; the database keeps only its hash,
+   * stored when the session is launched: a token counts only for a session that runs).
+   */
   agentToken(id: string): string {
     return this.tokens.of(id);
   }
 
   /** The human lets other agents answer this session's cards, or stops letting them. */
-  setAgentsMayAnswer(id: string, allowed: boolean, by: Principal): Session {
-    const session = this.get(id);
-    if (session.agentsMayAnswer !== allowed) {
-      this.update(id, { agentsMayAnswer: allowed });
+  async setAgentsMayAnswer(id: string, allowed: boolean, by: Principal): Promise<Session> {
+    await this.serial(id, async () => {
+      const session = await this.record(id);
+      if (session.agentsMayAnswer === allowed) return;
+      await this.update(id, { agentsMayAnswer: allowed });
       this.options.audit?.enqueue({
         at: new Date(this.clock.now()).toISOString(),
         event: 'session.permission',
@@ -85,19 +101,19 @@ export class SessionManager {
         surface: by.surface,
         detail: { agentsMayAnswer: allowed },
       });
-    }
+    });
     return this.get(id);
   }
 
-  grantWatch(watcher: string, target: string): void {
-    this.options.store.grantWatch(watcher, target, this.clock.now());
+  grantWatch(watcher: string, target: string): Promise<void> {
+    return this.options.store.grantWatch(watcher, target, this.clock.now());
   }
 
-  watches(watcher: string, target: string): boolean {
+  watches(watcher: string, target: string): Promise<boolean> {
     return this.options.store.watches(watcher, target);
   }
 
-  start(input: StartSession): Session {
+  async start(input: StartSession): Promise<Session> {
     const factory = this.options.providers[input.provider];
     if (!factory) throw new RelayError('invalid_request', `The provider "${input.provider}" is not available in this relay.`);
     const engine = input.engine ?? factory.engines[0];
@@ -120,41 +136,49 @@ export class SessionManager {
       createdAt: now,
       updatedAt: now,
     };
-    this.options.store.insert(session);
-    this.log(session.id, 'user', input.prompt);
-    const live = this.launch(session, factory);
-    this.runTurn(session.id, () => live.runner.start(input.prompt, false));
+    await this.options.store.insert(session);
+    await this.serial(session.id, () => this.log(session.id, 'user', input.prompt));
+    const live = await this.launch(session, factory);
+    await this.serial(session.id, () => this.firstTurn(session.id, live, () => live.runner.start(input.prompt, false)));
     return this.get(session.id);
   }
 
-  get(id: string): Session {
-    const session = this.options.store.get(id);
-    if (!session) throw new RelayError('not_found', `No session "${id}".`);
-    return { ...session, transcript: this.options.store.transcript(id) };
+  /** The session with its transcript, once the changes queued for it are stored. */
+  async get(id: string): Promise<Session> {
+    await this.queues.get(id)?.catch(() => {});
+    return this.withTranscript(id);
   }
 
-  list(): Session[] {
+  list(): Promise<Session[]> {
     return this.options.store.list();
   }
 
-  message(id: string, text: string): Session {
-    const session = this.get(id);
-    if (CLOSED.includes(session.status)) throw new RelayError('session_closed', `The session is ${session.status}.`);
-    const live = this.live.get(id);
-    if (session.status !== 'idle' || !live) {
-      throw new RelayError('session_busy', `The agent is ${session.status === 'waiting' ? 'waiting on a card' : 'working'}; send the message when the session is idle.`);
-    }
-    this.log(id, 'user', text);
-    this.runTurn(id, () => live.runner.send(text));
+  async message(id: string, text: string): Promise<Session> {
+    // Idle, then running: one step, so two messages never both find the session idle.
+    await this.serial(id, async () => {
+      const session = await this.record(id);
+      if (CLOSED.includes(session.status)) throw new RelayError('session_closed', `The session is ${session.status}.`);
+      const live = this.live.get(id);
+      if (session.status !== 'idle' || !live) {
+        throw new RelayError('session_busy', `The agent is ${session.status === 'waiting' ? 'waiting on a card' : 'working'}; send the message when the session is idle.`);
+      }
+      await this.log(id, 'user', text);
+      await this.runTurn(id, () => live.runner.send(text));
+    });
     return this.get(id);
   }
 
   async stop(id: string): Promise<Session> {
-    const session = this.get(id);
-    if (CLOSED.includes(session.status)) return session;
-    const live = this.live.get(id);
-    this.live.delete(id);
-    this.update(id, { status: 'stopped' });
+    const stopping = await this.serial(id, async () => {
+      const session = await this.record(id);
+      if (CLOSED.includes(session.status)) return undefined;
+      const live = this.live.get(id);
+      this.live.delete(id);
+      await this.update(id, { status: 'stopped' });
+      return { live };
+    });
+    if (!stopping) return this.get(id);
+    const { live } = stopping;
     live?.controller.abort();
     for (const card of await this.options.relay.list({ sessionId: id, status: 'pending' })) await this.options.relay.cancel(card.id);
     await live?.runner.stop().catch(() => {});
@@ -162,44 +186,88 @@ export class SessionManager {
   }
 
   /** After a restart: picks every unfinished session up where its provider can. */
-  recover(): void {
-    for (const session of this.options.store.active()) {
+  async recover(): Promise<void> {
+    for (const session of await this.options.store.active()) {
       const factory = this.options.providers[session.provider];
       if (!factory) {
-        this.update(session.id, { status: 'failed', error: `The provider "${session.provider}" is not available any more.` });
+        await this.serial(session.id, () => this.update(session.id, { status: 'failed', error: `The provider "${session.provider}" is not available any more.` }));
         continue;
       }
-      const live = this.launch(session, factory);
+      const live = await this.launch(session, factory);
       if (session.status === 'idle') continue;
-      const prompt = this.options.store.transcript(session.id).find((e) => e.role === 'user')?.text ?? '';
-      this.runTurn(session.id, () => live.runner.start(prompt, true));
+      const prompt = (await this.options.store.transcript(session.id)).find((e) => e.role === 'user')?.text ?? '';
+      await this.serial(session.id, () => this.firstTurn(session.id, live, () => live.runner.start(prompt, true)));
     }
     this.startWatchdog();
   }
 
   async close(): Promise<void> {
+    this.closing = true;
     if (this.watchdog) clearInterval(this.watchdog);
     const lives = [...this.live.values()];
     this.live.clear();
     lives.forEach((l) => l.controller.abort());
     await Promise.all(lives.map((l) => l.runner.stop().catch(() => {})));
+    // What the runners queued before they stopped is stored before the store may close.
+    await Promise.all([...this.queues.values()].map((q) => q.catch(() => {})));
   }
 
-  private launch(session: Session, factory: RunnerFactory): Live {
+  /**
+   * Runs `change` after every change queued for the session before it: a session's changes
+   * are stored in the order they were made, and each sees the ones before it. A change never
+   * waits on another change of its own session (that would wait for ever).
+   */
+  private serial<T>(id: string, change: () => Promise<T>): Promise<T> {
+    const previous = this.queues.get(id) ?? Promise.resolve();
+    const next = previous.catch(() => {}).then(change);
+    this.queues.set(id, next);
+    const forget = () => {
+      if (this.queues.get(id) === next) this.queues.delete(id);
+    };
+    next.then(forget, forget);
+    return next;
+  }
+
+  /** A change a runner asked for without waiting (a log line, a heartbeat, its state): queued, failures told. */
+  private background(id: string, what: string, change: () => Promise<unknown>): void {
+    this.serial(id, change).catch((err: unknown) => this.warn(`askrelay: session ${id}: could not store ${what}: ${(err as Error)?.message ?? String(err)}`));
+  }
+
+  private async record(id: string): Promise<Session> {
+    const session = await this.options.store.get(id);
+    if (!session) throw new RelayError('not_found', `No session "${id}".`);
+    return session;
+  }
+
+  private async withTranscript(id: string): Promise<Session> {
+    const session = await this.record(id);
+    return { ...session, transcript: await this.options.store.transcript(id) };
+  }
+
+  private async launch(session: Session, factory: RunnerFactory): Promise<Live> {
+    const id = session.id;
+    // The token counts from here on; the provider's state is read once, then kept here too.
+    await this.tokens.remember(id);
+    const saved = await this.options.store.loadState<unknown>(id);
+    // Closed meanwhile: no runner is made that close() would not stop.
+    if (this.closing) throw new Error('The relay is shutting down.');
     const controller = new AbortController();
     const live: Live = { controller, lastActivity: this.clock.now(), asking: 0, runner: undefined as unknown as Runner };
-    live.runner = factory.create(this.context(session, live));
-    this.live.set(session.id, live);
+    live.runner = factory.create(this.context(session, live, saved === undefined ? undefined : JSON.stringify(saved)));
+    this.live.set(id, live);
     return live;
   }
 
-  private context(session: Session, live: Live): RunnerContext {
+  private context(session: Session, live: Live, savedState: string | undefined): RunnerContext {
     const { relay, store } = this.options;
     const id = session.id;
     const token = this.agentToken(id);
     const agent: Principal = { kind: 'agent', id, sessionId: id, surface: 'relay-tool' };
     const toolbox = this.toolbox;
     const manager = this;
+    // The provider's state as last saved (JSON, as the store keeps it): the runner reads back
+    // what it saved at once, while the store gets it in the session's queue.
+    let state = savedState;
     const ctx: RunnerContext = {
       session,
       signal: live.controller.signal,
@@ -226,7 +294,7 @@ export class SessionManager {
           engine: session.engine,
         });
         live.asking += 1;
-        this.setStatus(id, 'waiting');
+        this.background(id, 'its status', () => this.setStatus(id, 'waiting'));
         try {
           return await relay.settle(card.id, live.controller.signal);
         } finally {
@@ -234,70 +302,95 @@ export class SessionManager {
           this.touch(id);
         }
       },
-      log: (role, text, cardId) => this.log(id, role, text, cardId),
+      log: (role, text, cardId) => this.background(id, 'a transcript line', () => this.log(id, role, text, cardId)),
       heartbeat: () => this.touch(id),
-      loadState: <T>() => store.loadState<T>(id),
-      saveState: (state) => store.saveState(id, state),
+      loadState: <T>() => (state ? (JSON.parse(state) as T) : undefined),
+      saveState: (next) => {
+        const text = JSON.stringify(next);
+        state = text;
+        this.background(id, 'its state', () => store.saveState(id, text === undefined ? undefined : JSON.parse(text)));
+      },
     };
     return ctx;
   }
 
-  private runTurn(id: string, turn: () => Promise<void>): void {
+  /**
+   * A launched session's first turn (in the session's queue): not when the session was
+   * stopped while it was being launched (stop() found no runner to stop then).
+   */
+  private async firstTurn(id: string, live: Live, turn: () => Promise<void>): Promise<void> {
+    if (!CLOSED.includes((await this.record(id)).status)) return this.runTurn(id, turn);
+    if (this.live.get(id) === live) this.live.delete(id);
+    live.controller.abort();
+    await live.runner.stop().catch(() => {});
+  }
+
+  /** Marks the session running and starts the turn (in the session's queue: serial()). */
+  private async runTurn(id: string, turn: () => Promise<void>): Promise<void> {
     const live = this.live.get(id);
     if (live) live.lastActivity = this.clock.now();
-    this.setStatus(id, 'running');
+    await this.setStatus(id, 'running');
     turn().then(
-      () => this.isLive(id) && this.setStatus(id, 'idle'),
-      (err: unknown) => {
-        if (!this.isLive(id)) return;
-        this.live.delete(id);
-        this.update(id, { status: 'failed', error: (err as Error).message ?? String(err) });
-      },
+      () => this.background(id, 'its status', async () => {
+        if (await this.isLive(id)) await this.setStatus(id, 'idle');
+      }),
+      (err: unknown) =>
+        this.background(id, 'its status', async () => {
+          if (!(await this.isLive(id))) return;
+          this.live.delete(id);
+          await this.update(id, { status: 'failed', error: (err as Error).message ?? String(err) });
+        }),
     );
   }
 
-  private isLive(id: string): boolean {
-    return this.live.has(id) && !CLOSED.includes(this.options.store.get(id)?.status ?? 'stopped');
+  private async isLive(id: string): Promise<boolean> {
+    return this.live.has(id) && !CLOSED.includes((await this.options.store.get(id))?.status ?? 'stopped');
   }
 
   /** Activity: the watchdog's clock restarts, and a stuck turn is running again. */
   private touch(id: string): void {
     const live = this.live.get(id);
     if (live) live.lastActivity = this.clock.now();
-    const status = this.options.store.get(id)?.status;
-    // An SDK that keeps reporting while the turn waits on a card (Copilot's runtime does)
-    // leaves it waiting: a waiting turn is never running, so never stuck.
-    if (status === 'stuck' || (status === 'waiting' && !live?.asking)) this.setStatus(id, 'running');
+    const asking = live?.asking;
+    this.background(id, 'its status', async () => {
+      const status = (await this.options.store.get(id))?.status;
+      // An SDK that keeps reporting while the turn waits on a card (Copilot's runtime does)
+      // leaves it waiting: a waiting turn is never running, so never stuck.
+      if (status === 'stuck' || (status === 'waiting' && !asking)) await this.setStatus(id, 'running');
+    });
   }
 
-  private setStatus(id: string, status: SessionStatus): void {
-    if (this.options.store.get(id)?.status !== status) this.update(id, { status });
+  private async setStatus(id: string, status: SessionStatus): Promise<void> {
+    if ((await this.options.store.get(id))?.status !== status) await this.update(id, { status });
   }
 
-  private update(id: string, patch: SessionPatch): void {
-    const next = this.options.store.update(id, { ...patch, updatedAt: new Date(this.clock.now()).toISOString() });
+  private async update(id: string, patch: SessionPatch): Promise<void> {
+    const next = await this.options.store.update(id, { ...patch, updatedAt: new Date(this.clock.now()).toISOString() });
     if (next) this.options.relay.events.emit('session.updated', next);
   }
 
-  private log(id: string, role: TranscriptEntry['role'], text: string, cardId?: string): void {
+  private async log(id: string, role: TranscriptEntry['role'], text: string, cardId?: string): Promise<void> {
     const entry: TranscriptEntry = { at: new Date(this.clock.now()).toISOString(), role, text, ...(cardId ? { cardId } : {}) };
-    this.options.store.append(id, entry);
+    await this.options.store.append(id, entry);
     const live = this.live.get(id);
     if (live) live.lastActivity = this.clock.now();
-    this.update(id, {});
+    await this.update(id, {});
   }
 
   private startWatchdog(): void {
     const after = this.options.stuckAfterMs ?? 10 * 60_000;
-    this.watchdog = setInterval(() => this.checkStuck(after), Math.max(Math.min(after / 4, 30_000), 10));
+    this.watchdog = setInterval(() => void this.checkStuck(after), Math.max(Math.min(after / 4, 30_000), 10));
     this.watchdog.unref();
   }
 
-  /** Exposed for tests with a fake clock. */
-  checkStuck(after = this.options.stuckAfterMs ?? 10 * 60_000): void {
+  /** Exposed for tests with a fake clock; resolves once the stuck sessions are marked. */
+  async checkStuck(after = this.options.stuckAfterMs ?? 10 * 60_000): Promise<void> {
     const now = this.clock.now();
-    for (const [id, live] of this.live) {
-      if (this.options.store.get(id)?.status === 'running' && now - live.lastActivity >= after) this.setStatus(id, 'stuck');
-    }
+    const checks = [...this.live].map(([id, live]) =>
+      this.serial(id, async () => {
+        if ((await this.options.store.get(id))?.status === 'running' && now - live.lastActivity >= after) await this.setStatus(id, 'stuck');
+      }).catch((err: unknown) => this.warn(`askrelay: session ${id}: could not check it for a stall: ${(err as Error)?.message ?? String(err)}`)),
+    );
+    await Promise.all(checks);
   }
 }

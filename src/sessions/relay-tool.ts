@@ -90,10 +90,10 @@ export type AskFn = (draft: CardDraft) => Promise<Card>;
 
 /** What the relay tool needs from the session manager. */
 export interface SessionsPort {
-  start(input: StartSession): Session;
-  get(id: string): Session;
-  grantWatch(watcher: string, target: string): void;
-  watches(watcher: string, target: string): boolean;
+  start(input: StartSession): Promise<Session>;
+  get(id: string): Promise<Session>;
+  grantWatch(watcher: string, target: string): Promise<void>;
+  watches(watcher: string, target: string): Promise<boolean>;
 }
 
 export interface RunRelayToolOptions {
@@ -182,8 +182,9 @@ export class RelayToolbox {
 
   private async listQuestions(who: Principal): Promise<RelayToolResult> {
     const cards = await this.access.list(who, { status: 'pending' });
-    const questions = cards.map((card) => {
-      const refusal = this.access.refusal(who, card);
+    const refusals = await this.access.refusals(who, cards);
+    const questions = cards.map((card, i) => {
+      const refusal = refusals[i];
       return {
         cardId: card.id,
         sessionId: card.sessionId,
@@ -225,20 +226,20 @@ export class RelayToolbox {
     const decision = await ask(startSessionApproval(who, input));
     const verdict = approved(decision);
     if (verdict !== true) return fail(`The session was not started: ${verdict}`);
-    const session = this.sessions.start(input);
-    this.sessions.grantWatch(who.id, session.id);
+    const session = await this.sessions.start(input);
+    await this.sessions.grantWatch(who.id, session.id);
     return ok(`The human approved. Started session ${session.id} (${session.provider}, engine ${session.engine}); it is ${session.status}. Use watch_session with sessionId "${session.id}" to follow it.`);
   }
 
   private async watchSession(who: Principal, input: z.infer<typeof WatchSessionInput>, ask: AskFn): Promise<RelayToolResult> {
-    const target = this.sessions.get(input.sessionId);
-    if (who.kind === 'agent' && target.id !== who.sessionId && !this.sessions.watches(who.id, target.id)) {
+    const target = await this.sessions.get(input.sessionId);
+    if (who.kind === 'agent' && target.id !== who.sessionId && !(await this.sessions.watches(who.id, target.id))) {
       const decision = await ask(watchSessionApproval(who, target));
       const verdict = approved(decision);
       if (verdict !== true) return fail(`You may not watch session ${target.id}: ${verdict}`);
-      this.sessions.grantWatch(who.id, target.id);
+      await this.sessions.grantWatch(who.id, target.id);
     }
-    const session = this.sessions.get(target.id);
+    const session = await this.sessions.get(target.id);
     const cards = (await this.access.list(who, { sessionId: target.id })).map((card) => ({
       cardId: card.id,
       status: card.status,

@@ -31,7 +31,7 @@ beforeAll(async () => {
   s.B = await startSession('session B', false);
   s.W = await startSession('session W', false);
   // W's human let it watch D (what an approved watch_session does).
-  relay.sessions.grantWatch(s.W.id, s.D.id);
+  await relay.sessions.grantWatch(s.W.id, s.D.id);
 });
 afterAll(async () => {
   await relay?.stop();
@@ -385,7 +385,7 @@ describe('what else an agent token may do', () => {
       expect(res.status).toBe(403);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('human_only');
     }
-    expect(relay.sessions.get(s.D.id).agentsMayAnswer).toBe(false);
+    expect((await relay.sessions.get(s.D.id)).agentsMayAnswer).toBe(false);
     expect((await auditEntries()).filter((e) => e.event === 'session.permission')).toEqual([]);
 
     const on = await relay.api(`/api/sessions/${s.B.id}`, { method: 'PATCH', json: { agentsMayAnswer: true } });
@@ -420,7 +420,7 @@ describe('what else an agent token may do', () => {
       expect(res.status, `${method} ${path}`).toBe(403);
       expect(((await res.json()) as { error: { code: string } }).error.code).toBe('human_only');
     }
-    expect(relay.sessions.get(s.B.id).status).toBe('idle');
+    expect((await relay.sessions.get(s.B.id)).status).toBe('idle');
   });
 
   it('the agent token of a stopped session is 401, like no token', async () => {

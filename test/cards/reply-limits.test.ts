@@ -9,6 +9,7 @@ import { CardAccess } from '../../src/relay/card-access.js';
 import { Relay } from '../../src/relay/relay.js';
 import { asyncChannels } from '../../src/store/channel-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncSessions } from '../../src/store/session-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 
@@ -79,7 +80,7 @@ describe('a chat reply over the answer limit', () => {
     const store = new SqliteStore(join(dir, 'askrelay.sqlite'));
     try {
       const core = new Relay({ store: asyncCards(store), waits: { default: 3_600_000, extension: 3_600_000 } });
-      const access = new CardAccess(core, sessionFacts(store.sessions), store.audit);
+      const access = new CardAccess(core, sessionFacts(asyncSessions(store.sessions)), store.audit);
       const inbox = new Inbox({ channel: 'slack', access, audit: store.audit, store: asyncChannels(store.channels), answerers: ['*'], now: () => Date.now() });
       const card = await core.create(COLORS);
       const outcome = await inbox.reply({ user: 'U1', cardId: card.id, text: TOO_LONG });

@@ -10,6 +10,7 @@ import { Relay } from '../../src/relay/relay.js';
 import { SessionManager } from '../../src/sessions/manager.js';
 import type { Session } from '../../src/sessions/model.js';
 import type { RunnerFactory } from '../../src/sessions/runner.js';
+import { asyncSessions } from '../../src/store/session-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import {
@@ -102,8 +103,8 @@ async function harness(file: string, waitMs: number): Promise<Harness> {
   const store = new SqliteStore(file);
   const relay = new Relay({ store: asyncCards(store), waits: { default: waitMs, extension: waitMs } });
   await relay.start();
-  const sessions = new SessionManager({ relay, store: store.sessions, providers: { claude: factory() }, env });
-  sessions.recover();
+  const sessions = new SessionManager({ relay, store: asyncSessions(store.sessions), providers: { claude: factory() }, env });
+  await sessions.recover();
   return {
     store,
     relay,
@@ -144,24 +145,24 @@ afterAll(async () => {
 
 // ---------------------------------------------------------------------------
 
-function start(h: Harness, scenario: string, relayMode: RelayMode = 'autopilot'): Session {
+function start(h: Harness, scenario: string, relayMode: RelayMode = 'autopilot'): Promise<Session> {
   return h.sessions.start({ provider: 'claude', prompt: `Pick a database. [scenario=${scenario}]`, relayMode });
 }
 
 const sessionOf = (h: Harness, id: string) => h.sessions.get(id);
-function failed(h: Harness, id: string): void {
-  const s = sessionOf(h, id);
+async function failed(h: Harness, id: string): Promise<void> {
+  const s = await sessionOf(h, id);
   if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
 }
 const pendingCard = (h: Harness, id: string) =>
   waitUntil(async () => {
-    failed(h, id);
+    await failed(h, id);
     return (await h.relay.list({ sessionId: id, status: 'pending' }))[0];
   }, `a card of ${id}`);
 const idle = (h: Harness, id: string) =>
-  waitUntil(() => {
-    failed(h, id);
-    const s = sessionOf(h, id);
+  waitUntil(async () => {
+    await failed(h, id);
+    const s = await sessionOf(h, id);
     return s.status === 'idle' ? s : undefined;
   }, `${id} idle`);
 
@@ -210,14 +211,14 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
       ['several', (c) => main.relay.answer(c.id, answerOf(c, [['SQLite'], ['Redis']])), ANSWERED('"Which database?"="SQLite", "Which cache?"="Redis"')],
       ['skip', (c) => main.relay.skip(c.id), NO_ANSWER],
     ];
-    const s = start(main, 'golden');
+    const s = await start(main, 'golden');
     const seen = new Set<string>();
     const cardIds: string[] = [];
     for (const [name, answer, expected] of cases) {
       const card = await nextCard(main, s.id, seen);
       cardIds.push(card.id);
       expect(card, name).toMatchObject({ provider: 'claude', engine: 'code', tool: 'AskUserQuestion', kind: 'question', origin: 'native', sessionId: s.id });
-      expect(sessionOf(main, s.id).status).toBe('waiting');
+      expect((await sessionOf(main, s.id)).status).toBe('waiting');
       await answer(card);
       const result = await waitUntil(() => toolResultsOf('golden')[cardIds.length - 1], `the tool_result for ${name}`);
       expect(result.content, name).toBe(expected);
@@ -232,7 +233,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
   });
 
   it('expiry in autopilot: nobody answered, the turn goes on', async () => {
-    const s = start(quick, 'expire', 'autopilot');
+    const s = await start(quick, 'expire', 'autopilot');
     const card = await pendingCard(quick, s.id);
     const done = await idle(quick, s.id);
     expect((await quick.relay.get(card.id)).status).toBe('expired');
@@ -241,17 +242,17 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
   });
 
   it('expiry in manual mode ends the turn (no further model request); the next message continues', async () => {
-    const s = start(quick, 'manual', 'manual');
+    const s = await start(quick, 'manual', 'manual');
     await pendingCard(quick, s.id);
     const done = await idle(quick, s.id);
     expect(requestsOf('manual')).toHaveLength(1); // only the ask: the model was not asked to go on
     expect(done.transcript!.map((e) => e.role)).toEqual(['user', 'assistant', 'tool']);
     expect(done.transcript!.at(-1)!.text).toBe(NO_ANSWER);
 
-    quick.sessions.message(s.id, 'Use SQLite.');
-    const after = await waitUntil(() => {
-      failed(quick, s.id);
-      const x = sessionOf(quick, s.id);
+    await quick.sessions.message(s.id, 'Use SQLite.');
+    const after = await waitUntil(async () => {
+      await failed(quick, s.id);
+      const x = await sessionOf(quick, s.id);
       return x.status === 'idle' && x.transcript!.at(-1)!.role === 'assistant' ? x : undefined;
     }, 'the next turn');
     const next = requestsOf('manual')[1]!;
@@ -262,27 +263,27 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
   });
 
   it('stopping the session cancels its pending card', async () => {
-    const s = start(main, 'stop');
+    const s = await start(main, 'stop');
     const card = await pendingCard(main, s.id);
     const stopped = await main.sessions.stop(s.id);
     expect(stopped.status).toBe('stopped');
     expect((await main.relay.get(card.id)).status).toBe('cancelled');
     await new Promise((r) => setTimeout(r, 300));
-    expect(sessionOf(main, s.id).status).toBe('stopped');
+    expect((await sessionOf(main, s.id)).status).toBe('stopped');
     expect(requestsOf('stop')).toHaveLength(1);
   });
 
   it('an API error fails the session with a clear message', async () => {
-    const s = start(main, 'apiError');
-    const failedSession = await waitUntil(() => {
-      const x = sessionOf(main, s.id);
+    const s = await start(main, 'apiError');
+    const failedSession = await waitUntil(async () => {
+      const x = await sessionOf(main, s.id);
       return x.status === 'failed' ? x : undefined;
     }, 'the session failing');
     expect(failedSession.error).toMatch(/^Claude Code reported an error: .*scripted refusal/);
   });
 
   it('other tools (Bash) need an approval card: Allow runs the call, a denial carries what the user typed', async () => {
-    const s = start(main, 'bash');
+    const s = await start(main, 'bash');
     const seen = new Set<string>();
     const allow = await nextCard(main, s.id, seen);
     expect(allow).toMatchObject({
@@ -303,7 +304,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
   });
 
   it('ExitPlanMode becomes a plan approval card: "Keep planning" denies (still in plan mode), "Approve" approves', async () => {
-    const s = start(main, 'plan');
+    const s = await start(main, 'plan');
     const seen = new Set<string>();
     const first = await nextCard(main, s.id, seen);
     expect(first).toMatchObject({ kind: 'approval', tool: 'ExitPlanMode', questions: [{ text: 'Approve this plan?\n\n# Plan\n\n1. Use PostgreSQL' }] });
@@ -324,7 +325,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
   it('a restart while a question is open: the resumed Claude Code session gets the answer in its prompt', async () => {
     const file = join(root, 'restart.sqlite');
     const first = await harness(file, 3_600_000);
-    const s = start(first, 'restart');
+    const s = await start(first, 'restart');
     const card = await pendingCard(first, s.id);
     const state = first.store.sessions.loadState<Record<string, unknown>>(s.id)!;
     expect(state).toMatchObject({ claudeSessionId: expect.any(String), pendingToolUseId: expect.stringMatching(/^toolu_/), pendingTool: 'AskUserQuestion' });
@@ -332,12 +333,12 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
 
     const second = await harness(file, 3_600_000);
     try {
-      await waitUntil(() => second.sessions.get(s.id).status === 'waiting', 'the resumed session waiting on its card');
+      await waitUntil(async () => (await second.sessions.get(s.id)).status === 'waiting', 'the resumed session waiting on its card');
       expect(await second.relay.list({ sessionId: s.id })).toHaveLength(1);
       await second.relay.answer(card.id, answerOf(card, [['PostgreSQL']]));
-      const done = await waitUntil(() => {
-        failed(second, s.id);
-        const x = second.sessions.get(s.id);
+      const done = await waitUntil(async () => {
+        await failed(second, s.id);
+        const x = await second.sessions.get(s.id);
         return x.status === 'idle' && x.transcript!.at(-1)!.role === 'assistant' ? x : undefined;
       }, 'the resumed turn');
       const expected = `${RESTART_ANSWER_PREFIX}\n${ANSWERED('"Which database?"="PostgreSQL"')}`;
@@ -357,18 +358,18 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
   it('a restart while a tool approval is open: the answer goes into the prompt, and the repeated call runs without a second card', async () => {
     const file = join(root, 'restart-bash.sqlite');
     const first = await harness(file, 3_600_000);
-    const s = start(first, 'restartBash');
+    const s = await start(first, 'restartBash');
     const card = await pendingCard(first, s.id);
     expect(card).toMatchObject({ kind: 'approval', tool: 'Bash' });
     await first.close();
 
     const second = await harness(file, 3_600_000);
     try {
-      await waitUntil(() => second.sessions.get(s.id).status === 'waiting', 'the resumed session waiting on its card');
+      await waitUntil(async () => (await second.sessions.get(s.id)).status === 'waiting', 'the resumed session waiting on its card');
       await second.relay.answer(card.id, { [card.questions[0]!.id]: { selected: ['Allow'] } });
-      await waitUntil(() => {
-        failed(second, s.id);
-        const x = second.sessions.get(s.id);
+      await waitUntil(async () => {
+        await failed(second, s.id);
+        const x = await second.sessions.get(s.id);
         return x.status === 'idle' && x.transcript!.at(-1)!.text === 'ack ok' ? x : undefined;
       }, 'the resumed turn');
       const prompts = requestsOf('restartBash').map((r) => lastUserText(r));

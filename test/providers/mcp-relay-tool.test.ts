@@ -32,7 +32,7 @@ async function session(agentsMayAnswer: boolean): Promise<Session> {
   const res = await relay.api('/api/sessions', { method: 'POST', json: { provider: 'claude', engine: 'messages', prompt: 'hello', agentsMayAnswer } });
   expect(res.status).toBe(201);
   const started = (await res.json()) as Session;
-  await waitUntil(() => relay.sessions.get(started.id).status === 'idle', 'the session to go idle');
+  await waitUntil(async () => (await relay.sessions.get(started.id)).status === 'idle', 'the session to go idle');
   return started;
 }
 
@@ -98,7 +98,7 @@ describe('the relay tool on /mcp', () => {
 
   it('start_session raises an approval card; the human approves it and the session starts', async () => {
     const client = await connect(relay.token);
-    const before = relay.sessions.list().length;
+    const before = (await relay.sessions.list()).length;
     const starting = call(client, 'start_session', { provider: 'claude', engine: 'messages', prompt: 'write the tests' });
     const card = await waitUntil(async () => (await relay.relay.list({ status: 'pending' })).find((c) => c.tool === 'start_session'), 'the approval card');
     expect(card).toMatchObject({ kind: 'approval', title: 'Start a session?' });
@@ -121,6 +121,6 @@ describe('the relay tool on /mcp', () => {
     const result = await starting;
     expect(result.isError).toBeFalsy();
     expect(result.content[0].text).toMatch(/^The human approved\. Started session (s_\w+) \(claude, engine messages\); it is (starting|running)\./);
-    expect(relay.sessions.list().length).toBe(before + 1);
+    expect((await relay.sessions.list()).length).toBe(before + 1);
   });
 });

@@ -16,6 +16,7 @@ import { openclawDialect } from '../../providers/openclaw/index.js';
 import { mcpRoute } from '../../src/server/mcp-route.js';
 import { asyncCalls } from '../../src/store/call-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncSessions } from '../../src/store/session-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
@@ -286,7 +287,7 @@ describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
     const clock = new FakeClock(Date.now());
     const own = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000, extension: 3_600_000 } });
     await own.start();
-    const access = new CardAccess(own, sessionFacts(store.sessions), store.audit);
+    const access = new CardAccess(own, sessionFacts(asyncSessions(store.sessions)), store.audit);
     const app = new Hono<AuthEnv>();
     app.use('*', async (c, next) => {
       c.set('principal', HUMAN_OPERATOR('api'));

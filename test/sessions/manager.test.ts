@@ -6,6 +6,7 @@ import type { Card } from '../../src/cards/model.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SessionManager } from '../../src/sessions/manager.js';
 import type { RunnerContext, RunnerFactory } from '../../src/sessions/runner.js';
+import { asyncSessions } from '../../src/store/session-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
@@ -38,7 +39,7 @@ beforeEach(async () => {
   store = new SqliteStore(join(dir, 'askrelay.sqlite'));
   relay = new Relay({ store: asyncCards(store), clock, waits: { default: 60 * MINUTE, extension: 60 * MINUTE } });
   await relay.start();
-  manager = new SessionManager({ relay, store: store.sessions, providers: { claude: scripted }, clock, stuckAfterMs: 10 * MINUTE });
+  manager = new SessionManager({ relay, store: asyncSessions(store.sessions), providers: { claude: scripted }, clock, stuckAfterMs: 10 * MINUTE });
 });
 afterEach(async () => {
   await manager.close();
@@ -47,72 +48,101 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const status = (id: string) => manager.get(id).status;
+const status = async (id: string) => (await manager.get(id)).status;
 const tick = () => new Promise((r) => setImmediate(r));
 
 it('flags a running turn with no activity as stuck, never one that waits on a card', async () => {
-  const s = manager.start({ provider: 'claude', prompt: 'go' });
-  expect(status(s.id)).toBe('running');
+  const s = await manager.start({ provider: 'claude', prompt: 'go' });
+  expect(await status(s.id)).toBe('running');
   clock.advance(9 * MINUTE);
-  manager.checkStuck();
-  expect(status(s.id)).toBe('running');
+  await manager.checkStuck();
+  expect(await status(s.id)).toBe('running');
   clock.advance(MINUTE);
-  manager.checkStuck();
-  expect(status(s.id)).toBe('stuck');
+  await manager.checkStuck();
+  expect(await status(s.id)).toBe('stuck');
   ctx.heartbeat();
-  expect(status(s.id)).toBe('running');
+  expect(await status(s.id)).toBe('running');
 
   const asked = ctx.ask({ questions: [{ text: 'Which DB?', options: ['A', 'B'] }], toolCallId: 't1' });
   await tick(); // the card is stored before the session waits on it
-  expect(status(s.id)).toBe('waiting');
+  expect(await status(s.id)).toBe('waiting');
   clock.advance(30 * MINUTE);
-  manager.checkStuck();
-  expect(status(s.id)).toBe('waiting');
+  await manager.checkStuck();
+  expect(await status(s.id)).toBe('waiting');
   const [card] = await relay.list({ sessionId: s.id });
   await relay.answer(card.id, { q1: { selected: ['B'] } });
   expect(((await asked) as Card).answer).toEqual({ q1: { selected: ['B'] } });
-  expect(status(s.id)).toBe('running');
+  expect(await status(s.id)).toBe('running');
   finishTurn();
   await tick();
-  expect(status(s.id)).toBe('idle');
+  expect(await status(s.id)).toBe('idle');
 });
 
 it('activity reported while the turn waits on a card (an SDK streaming events) leaves it waiting, never stuck', async () => {
-  const s = manager.start({ provider: 'claude', prompt: 'go' });
+  const s = await manager.start({ provider: 'claude', prompt: 'go' });
   const asked = ctx.ask({ questions: [{ text: 'Which DB?', options: ['A', 'B'] }], toolCallId: 't2' });
   await tick(); // the card is stored before the session waits on it
   ctx.heartbeat();
-  expect(status(s.id)).toBe('waiting');
+  expect(await status(s.id)).toBe('waiting');
   clock.advance(30 * MINUTE);
-  manager.checkStuck();
-  expect(status(s.id)).toBe('waiting');
+  await manager.checkStuck();
+  expect(await status(s.id)).toBe('waiting');
   const [card] = await relay.list({ sessionId: s.id });
   await relay.answer(card.id, { q1: { selected: ['A'] } });
   await asked;
-  expect(status(s.id)).toBe('running');
+  expect(await status(s.id)).toBe('running');
 });
 
 it('a card asked for a session carries the session, its provider, engine and relay mode', async () => {
-  const s = manager.start({ provider: 'claude', prompt: 'go', relayMode: 'manual' });
+  const s = await manager.start({ provider: 'claude', prompt: 'go', relayMode: 'manual' });
   void ctx.ask({ questions: [{ text: 'Q?' }], toolCallId: 'call' });
   await tick();
   const [card] = await relay.list({ sessionId: s.id });
   expect(card).toMatchObject({ sessionId: s.id, provider: 'claude', engine: 'scripted', relayMode: 'manual' });
   await manager.stop(s.id);
   expect((await relay.get(card.id)).status).toBe('cancelled');
-  expect(status(s.id)).toBe('stopped');
+  expect(await status(s.id)).toBe('stopped');
 });
 
 it('keeps the transcript in order and refuses messages unless idle', async () => {
-  const s = manager.start({ provider: 'claude', prompt: 'first' });
+  const s = await manager.start({ provider: 'claude', prompt: 'first' });
   ctx.log('assistant', 'working on it');
-  expect(() => manager.message(s.id, 'too early')).toThrow(/working/);
+  await expect(manager.message(s.id, 'too early')).rejects.toThrow(/working/);
   finishTurn();
   await tick();
-  manager.message(s.id, 'second');
-  expect(manager.get(s.id).transcript!.map((e) => [e.role, e.text])).toEqual([
+  await manager.message(s.id, 'second');
+  expect((await manager.get(s.id)).transcript!.map((e) => [e.role, e.text])).toEqual([
     ['user', 'first'],
     ['assistant', 'working on it'],
     ['user', 'second'],
   ]);
 });
+
+it('of two messages sent at once to an idle session, one runs and the other finds it busy', async () => {
+  const s = await manager.start({ provider: 'claude', prompt: 'first' });
+  finishTurn();
+  await tick();
+  expect(await status(s.id)).toBe('idle');
+  const results = await Promise.allSettled([manager.message(s.id, 'a'), manager.message(s.id, 'b')]);
+  expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+  expect((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason.message).toMatch(/working/);
+  expect((await manager.get(s.id)).transcript!.filter((e) => e.role === 'user')).toHaveLength(2);
+});
+
+it('a session stopped while it is being started never runs its turn', async () => {
+  const starting = manager.start({ provider: 'claude', prompt: 'go' });
+  // The record exists once start() has stored it; stop it before its turn begins.
+  const id = await waitForSession();
+  const stopped = await manager.stop(id);
+  expect(stopped.status).toBe('stopped');
+  expect((await starting).status).toBe('stopped');
+  expect(await status(id)).toBe('stopped');
+});
+
+async function waitForSession(): Promise<string> {
+  for (;;) {
+    const [session] = await manager.list();
+    if (session) return session.id;
+    await Promise.resolve();
+  }
+}

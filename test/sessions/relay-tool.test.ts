@@ -30,7 +30,7 @@ beforeAll(async () => {
   s.B = await startSession('session B', false);
   s.W = await startSession('session W', false);
   s.V = await startSession('session V', false);
-  relay.sessions.grantWatch(s.W.id, s.D.id);
+  await relay.sessions.grantWatch(s.W.id, s.D.id);
 });
 afterAll(async () => {
   await relay?.stop();
@@ -47,7 +47,11 @@ async function startSession(prompt: string, agentsMayAnswer: boolean): Promise<S
   return idle(((await res.json()) as Session).id);
 }
 
-const idle = (id: string) => waitUntil(() => (relay.sessions.get(id).status === 'idle' ? relay.sessions.get(id) : undefined), `session ${id} idle`);
+const idle = (id: string) =>
+  waitUntil(async () => {
+    const session = await relay.sessions.get(id);
+    return session.status === 'idle' ? session : undefined;
+  }, `session ${id} idle`);
 
 const agent = (sessionId: string): Principal => ({ kind: 'agent', id: sessionId, sessionId, surface: 'relay-tool' });
 
@@ -265,7 +269,7 @@ describe('start_session', () => {
   const input = { provider: 'claude', engine: 'messages', model: 'claude-sonnet-5', prompt: 'Write the migration' } as const;
 
   it('raises an approval card; the human approves and the session starts, watched by the asker', async () => {
-    const before = relay.sessions.list().length;
+    const before = (await relay.sessions.list()).length;
     const pending = callAs(s.B.id, 'start_session', input);
     const card = await pendingApproval(s.B.id, 'start_session');
     expect(card).toMatchObject({
@@ -303,7 +307,7 @@ describe('start_session', () => {
         freeText: true,
       },
     ]);
-    expect(relay.sessions.list()).toHaveLength(before);
+    expect(await relay.sessions.list()).toHaveLength(before);
 
     // The asking agent cannot approve its own request, nor can any other agent.
     expect(await callAs(s.B.id, 'answer_question', { cardId: card.id, answers: 'Approve' })).toEqual({ text: HUMAN_ONLY(card.id), isError: true });
@@ -318,11 +322,11 @@ describe('start_session', () => {
     expect(result.text).toBe(
       `The human approved. Started session ${id} (claude, engine messages); it is running. Use watch_session with sessionId "${id}" to follow it.`,
     );
-    expect(relay.sessions.list()).toHaveLength(before + 1);
+    expect(await relay.sessions.list()).toHaveLength(before + 1);
     const started = await idle(id!);
     expect(started).toMatchObject({ provider: 'claude', engine: 'messages', agentsMayAnswer: false });
     expect(started.transcript?.[0]).toMatchObject({ role: 'user', text: 'Write the migration' });
-    expect(relay.sessions.watches(s.B.id, id!)).toBe(true);
+    expect(await relay.sessions.watches(s.B.id, id!)).toBe(true);
   });
 
   it('quotes the prompt so that no line of it can pass for a setting, and shows every setting apart', async () => {
@@ -393,14 +397,14 @@ describe('start_session', () => {
     ['Deny with a note', { approve: { selected: ['Deny'], text: 'Not today' } }, 'The session was not started: the human denied it and wrote: Not today'],
     ['skip', 'skip', 'The session was not started: the human declined to decide.'],
   ])('%s → not started', async (_what, answer, text) => {
-    const before = relay.sessions.list().length;
+    const before = (await relay.sessions.list()).length;
     const pending = callAs(s.B.id, 'start_session', { ...input, agentsMayAnswer: true });
     const card = await pendingApproval(s.B.id, 'start_session');
     expect(card.questions[0].text).toContain('\nOther agents may answer its questions: yes\n');
     if (answer === 'skip') expect((await relay.api(`/api/cards/${card.id}/skip`, { method: 'POST' })).status).toBe(200);
     else await humanAnswers(card.id, answer);
     expect(await pending).toEqual({ text, isError: true });
-    expect(relay.sessions.list()).toHaveLength(before);
+    expect(await relay.sessions.list()).toHaveLength(before);
   });
 
   it('bad input is refused before any card is raised', async () => {
@@ -422,7 +426,7 @@ describe('watch_session', () => {
     const card = await pendingApproval(s.V.id, 'watch_session');
     expect(card).toMatchObject({ kind: 'approval', tool: 'watch_session', title: 'Let an agent watch a session?', sessionId: s.V.id });
     expect(card.questions[0].text).toBe(`The agent of session ${s.V.id} wants to read the transcript and the cards of session ${s.D.id} (claude, idle).`);
-    expect(relay.sessions.watches(s.V.id, s.D.id)).toBe(false);
+    expect(await relay.sessions.watches(s.V.id, s.D.id)).toBe(false);
     // V may not see D's cards yet: it lists only its own approval card (which it may not answer).
     expect(await listed(s.V.id)).toEqual([expect.objectContaining({ cardId: card.id, kind: 'approval', mayAnswer: false, why: HUMAN_ONLY(card.id) })]);
 
@@ -443,7 +447,7 @@ describe('watch_session', () => {
       kind: 'question',
       questions: [{ id: 'q1', text: 'Which port?', options: ['PostgreSQL', 'SQLite'] }],
     });
-    expect(relay.sessions.watches(s.V.id, s.D.id)).toBe(true);
+    expect(await relay.sessions.watches(s.V.id, s.D.id)).toBe(true);
     // Now D's pending card shows up for V, not answerable (D does not allow agents).
     expect(await listed(s.V.id)).toEqual([expect.objectContaining({ cardId: asked.id, mayAnswer: false, why: NOT_ALLOWED(s.D.id) })]);
 
@@ -460,7 +464,7 @@ describe('watch_session', () => {
     const card = await pendingApproval(s.B.id, 'watch_session');
     await humanAnswers(card.id, { approve: { selected: ['Deny'] } });
     expect(await pending).toEqual({ text: `You may not watch session ${s.A.id}: the human denied it.`, isError: true });
-    expect(relay.sessions.watches(s.B.id, s.A.id)).toBe(false);
+    expect(await relay.sessions.watches(s.B.id, s.A.id)).toBe(false);
 
     const again = callAs(s.B.id, 'watch_session', { sessionId: s.A.id });
     const second = await pendingApproval(s.B.id, 'watch_session');

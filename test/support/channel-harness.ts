@@ -13,6 +13,7 @@ import { CardAccess } from '../../src/relay/card-access.js';
 import { Relay } from '../../src/relay/relay.js';
 import { asyncChannels } from '../../src/store/channel-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncSessions } from '../../src/store/session-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from './fake-clock.js';
 
@@ -56,7 +57,7 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
   const store = new SqliteStore(join(dataDir, 'askrelay.sqlite'));
   const relay = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000, extension: 3_600_000 } });
   auditCardEvents(relay.events, store.audit);
-  const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
+  const access = new CardAccess(relay, sessionFacts(asyncSessions(store.sessions)), store.audit);
   const logs: string[] = [];
   let url = '';
   const channels = new Channels({
