@@ -59,11 +59,13 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const vapid = loadOrCreateVapidKeys(config.dataDir);
   const store = new SqliteStore(join(config.dataDir, DB_FILE), { auditKey });
   notices.push(store.audit.keyedNotice);
+  // The stores as the relay's parts use them: every call a promise (PostgreSQL serves them so too).
+  const sessionStore = asyncSessions(store.sessions);
   const relay = new Relay({ store: asyncCards(store), waits: { default: config.waitMs, extension: config.waitExtensionMs } });
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
   const push = new PushSender({ events: relay.events, subscriptions: asyncPush(store.push), vapid, config: pushConfig });
-  const access = new CardAccess(relay, sessionFacts(asyncSessions(store.sessions)), store.audit);
+  const access = new CardAccess(relay, sessionFacts(sessionStore), store.audit);
   const channels = new Channels({
     config: channelConfig,
     channels: CHANNELS,
@@ -81,7 +83,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     relay,
     access,
     audit: store.audit,
-    store: asyncSessions(store.sessions),
+    store: sessionStore,
     providers: PROVIDERS,
     env: config.env,
     stuckAfterMs: config.stuckAfterMs,
