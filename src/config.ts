@@ -26,6 +26,12 @@ export interface ServeConfig {
   token?: string;
   /** ASKRELAY_AUDIT_KEY; else <data>/audit.key, made on first start. */
   auditKey?: string;
+  /**
+   * A postgres:// URL: the relay keeps its stores there instead of the SQLite file. Not yet
+   * read from ASKRELAY_DATABASE_URL: several nodes on one database need the event bus and
+   * the leases wired first (issue 14); until then only tests set it.
+   */
+  databaseUrl?: string;
   waitMs: number;
   waitExtensionMs: number;
   /** A running turn with no activity for this long is shown as stuck (ASKRELAY_STUCK_AFTER). */

@@ -1,6 +1,5 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { createHash } from 'node:crypto';
-import { join } from 'node:path';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
 import { rememberSecret } from './cards/secrets.js';
 import { CHANNELS } from './channels/index.js';
@@ -17,19 +16,13 @@ import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
 import { loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
-import { SqliteStore } from './store/sqlite-store.js';
-import { asyncAudit } from './store/audit-store.js';
-import { asyncChannels } from './store/channel-store.js';
-import { asyncCalls } from './store/call-store.js';
-import { asyncLogins } from './store/login-store.js';
-import { asyncPush } from './store/push-subscription-store.js';
-import { asyncSessions } from './store/session-store.js';
-import { asyncCards } from './store/store.js';
+import { postgresStores } from './store/postgres/postgres-stores.js';
+import { sqliteStores } from './store/stores.js';
 
 // The composition root: the store, the relay core, the session manager with every
 // provider, and the HTTP surface, wired together and listening.
 
-export const DB_FILE = 'askrelay.sqlite';
+export { DB_FILE } from './store/stores.js';
 
 export interface RunningRelay {
   url: string;
@@ -57,21 +50,20 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const pushConfig = pushConfigFromEnv(config.env);
   const channelConfig = channelsConfig(config.env, config.dataDir);
   const vapid = loadOrCreateVapidKeys(config.dataDir);
-  const store = new SqliteStore(join(config.dataDir, DB_FILE), { auditKey });
+  // The embedded SQLite file, or (issue 14, not yet a setting) a PostgreSQL database.
+  const store = config.databaseUrl ? await postgresStores(config.databaseUrl, auditKey) : sqliteStores(config.dataDir, auditKey);
   notices.push(store.audit.keyedNotice);
-  // The stores as the relay's parts use them: every call a promise (PostgreSQL serves them so too).
-  const sessionStore = asyncSessions(store.sessions);
-  const relay = new Relay({ store: asyncCards(store), waits: { default: config.waitMs, extension: config.waitExtensionMs } });
+  const relay = new Relay({ store: store.cards, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
-  const push = new PushSender({ events: relay.events, subscriptions: asyncPush(store.push), vapid, config: pushConfig });
-  const access = new CardAccess(relay, sessionFacts(sessionStore), store.audit);
+  const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig });
+  const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
   const channels = new Channels({
     config: channelConfig,
     channels: CHANNELS,
     access,
     audit: store.audit,
-    store: asyncChannels(store.channels),
+    store: store.channels,
     // Asked only once the relay listens (delivery starts at channels.start()).
     context: { publicUrl: () => channelConfig.publicUrl ?? sessions.relayUrl ?? '', secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
   });
@@ -83,7 +75,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     relay,
     access,
     audit: store.audit,
-    store: sessionStore,
+    store: store.sessions,
     providers: PROVIDERS,
     env: config.env,
     stuckAfterMs: config.stuckAfterMs,
@@ -94,14 +86,14 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   await sessions.recover();
   const app = createApp({
     access,
-    audit: asyncAudit(store.audit),
+    audit: store.audit,
     sessions,
     token,
-    calls: asyncCalls(store.calls),
-    logins: asyncLogins(store.logins),
+    calls: store.calls,
+    logins: store.logins,
     ...(channelConfig.publicUrl ? { publicUrl: channelConfig.publicUrl } : {}),
     mcpDialects: MCP_DIALECTS,
-    push: { publicKey: vapid.publicKey, subscriptions: asyncPush(store.push) },
+    push: { publicKey: vapid.publicKey, subscriptions: store.push },
     channels: { webhooks: channels.routes(), status: () => channels.status() },
     maxConnections: config.maxConnections,
   });
@@ -115,7 +107,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     await channels.stop();
     relay.stop();
     await sessions.close();
-    store.close();
+    await store.close();
     forgetToken();
     throw err;
   });
@@ -148,7 +140,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
         // Long polls and event streams would hold close() open; end them.
         (server as { closeAllConnections?: () => void }).closeAllConnections?.();
       });
-      store.close();
+      await store.close();
       forgetToken();
     },
   };
