@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { serveConfig } from '../../src/config.js';
+import { serveConfig, type ServeConfig } from '../../src/config.js';
 import { startRelay, type RunningRelay } from '../../src/start.js';
 
 export interface TestRelay extends RunningRelay {
@@ -13,14 +13,15 @@ export interface TestRelay extends RunningRelay {
 
 /**
  * A real relay on an ephemeral loopback port with its own temporary SQLite file; give a data
- * folder and a port to start it again where an earlier one stopped.
+ * folder and a port to start it again where an earlier one stopped; `extra` sets what no variable
+ * sets yet (a PostgreSQL database).
  */
-export async function startTestRelay(env: Record<string, string> = {}, dataDir?: string, port = '0'): Promise<TestRelay> {
+export async function startTestRelay(env: Record<string, string> = {}, dataDir?: string, port = '0', extra: Partial<ServeConfig> = {}): Promise<TestRelay> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-test-'));
   // Providers get the real environment (PATH, HOME for Claude Code) minus the relay's own settings.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
   const config = serveConfig({ port, data: dir }, { ...inherited, ASKRELAY_TOKEN: 'test-token-0123456789abcdef', ...env });
-  const running = await startRelay(config);
+  const running = await startRelay({ ...config, ...extra });
   return {
     ...running,
     dataDir: dir,
