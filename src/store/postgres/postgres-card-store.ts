@@ -1,6 +1,5 @@
-import pg from 'pg';
+import type pg from 'pg';
 import type { Card } from '../../cards/model.js';
-import { migrate } from './migrations.js';
 import type { AsyncCardStore, CardClose, CardFilter, CloseResult, PendingDeadline } from '../store.js';
 
 // The cards in PostgreSQL, with the SQLite store's semantics (src/store/sqlite-store.ts).
@@ -11,23 +10,7 @@ import type { AsyncCardStore, CardClose, CardFilter, CloseResult, PendingDeadlin
 const parse = (data: string) => JSON.parse(data) as Card;
 
 export class PostgresCardStore implements AsyncCardStore {
-  /** The pool is the store's: close() ends it. */
   constructor(private readonly pool: pg.Pool) {}
-
-  /** Connects to `url`, applies the migrations the database lacks and returns the store. */
-  static async open(url: string): Promise<PostgresCardStore> {
-    const pool = new pg.Pool({ connectionString: url });
-    // An idle connection the server ends (a restart, a failover) is replaced on next use;
-    // its error must not bring the node down.
-    pool.on('error', () => {});
-    try {
-      await migrate(pool);
-    } catch (err) {
-      await pool.end();
-      throw err;
-    }
-    return new PostgresCardStore(pool);
-  }
 
   async insertCard(card: Card): Promise<{ card: Card; created: boolean }> {
     const inserted = await this.pool.query(
@@ -103,7 +86,6 @@ export class PostgresCardStore implements AsyncCardStore {
     return rows.map((r) => ({ id: r.id, expiresAt: Number(r.expires_at) }));
   }
 
-  async close(): Promise<void> {
-    await this.pool.end();
-  }
+  /** The pool is shared by every store on the database; whoever made it ends it (postgres-stores.ts). */
+  async close(): Promise<void> {}
 }
