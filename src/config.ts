@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { resolve } from 'node:path';
 
 // Configuration from flags and environment, with defaults that serve a newcomer.
@@ -27,11 +28,14 @@ export interface ServeConfig {
   /** ASKRELAY_AUDIT_KEY; else <data>/audit.key, made on first start. */
   auditKey?: string;
   /**
-   * A postgres:// URL: the relay keeps its stores there instead of the SQLite file. Not yet
-   * read from ASKRELAY_DATABASE_URL: several nodes on one database need the event bus and
-   * the leases wired first (issue 14); until then only tests set it.
+   * A postgres:// URL (ASKRELAY_DATABASE_URL, --database): the relay keeps its stores there
+   * instead of the SQLite file, and any number of nodes may share it as one relay.
    */
   databaseUrl?: string;
+  /** This node's name among the nodes on one database (ASKRELAY_NODE_ID; default host:port). */
+  nodeId?: string;
+  /** How long a node's lease on a piece of work lasts unless renewed (ASKRELAY_LEASE, default 15s). */
+  leaseMs: number;
   waitMs: number;
   waitExtensionMs: number;
   /** A running turn with no activity for this long is shown as stuck (ASKRELAY_STUCK_AFTER). */
@@ -46,6 +50,7 @@ export interface ServeFlags {
   port?: string;
   host?: string;
   data?: string;
+  database?: string;
   /** Approve every tool permission a provider asks for, without a card (ASKRELAY_APPROVE_TOOLS=1 for providers). */
   approveTools?: boolean;
 }
@@ -62,12 +67,34 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     dataDir: resolve(flags.data ?? env.ASKRELAY_DATA ?? '.askrelay'),
     token: env.ASKRELAY_TOKEN?.trim() || undefined,
     auditKey: env.ASKRELAY_AUDIT_KEY?.trim() || undefined,
+    ...databaseSetting(flags.database ?? env.ASKRELAY_DATABASE_URL),
+    ...(env.ASKRELAY_NODE_ID?.trim() ? { nodeId: nodeIdSetting(env.ASKRELAY_NODE_ID.trim()) } : {}),
+    leaseMs: namedDuration('ASKRELAY_LEASE', env.ASKRELAY_LEASE ?? '15s'),
     waitMs: namedDuration('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
     waitExtensionMs: namedDuration('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
     stuckAfterMs: namedDuration('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
     maxConnections: wholeNumber('ASKRELAY_MAX_CONNECTIONS', env.ASKRELAY_MAX_CONNECTIONS ?? String(DEFAULT_MAX_CONNECTIONS)),
     env: flags.approveTools ? { ...env, ASKRELAY_APPROVE_TOOLS: '1' } : env,
   };
+}
+
+/** The node's default name: the host and the port it listens on (port 0: the one it got). */
+export function defaultNodeId(port: number): string {
+  return `${hostname()}:${port}`;
+}
+
+function nodeIdSetting(id: string): string {
+  if (!/^[\w.:@-]{1,100}$/.test(id)) throw new Error(`ASKRELAY_NODE_ID: "${id}" is not a node name; use up to 100 letters, digits and . : @ _ -.`);
+  return id;
+}
+
+function databaseSetting(url: string | undefined): { databaseUrl?: string } {
+  const text = url?.trim();
+  if (!text) return {};
+  if (!/^postgres(ql)?:\/\//i.test(text)) {
+    throw new Error(`ASKRELAY_DATABASE_URL / --database: "${text.replace(/\/\/[^@/]*@/, '//…@')}" is not a postgres:// URL; unset it to keep the embedded SQLite store.`);
+  }
+  return { databaseUrl: text };
 }
 
 /** parseDuration, with the setting's name in front of any error ("ASKRELAY_WAIT: …"). */

@@ -4,11 +4,16 @@ import { startRelay } from '../start.js';
 
 export const SERVE_HELP = `askrelay serve — run the relay: its HTTP API, the web page and the card store
 
-Usage: askrelay serve [--port N] [--host ADDR] [--data DIR] [--approve-tools]
+Usage: askrelay serve [--port N] [--host ADDR] [--data DIR] [--database URL] [--approve-tools]
 
   --port N      port to listen on (env ASKRELAY_PORT, default 7070; 0 picks a free one)
   --host ADDR   address to bind (env ASKRELAY_HOST, default 127.0.0.1)
   --data DIR    folder for the SQLite file and the token (env ASKRELAY_DATA, default ./.askrelay)
+  --database URL
+                a postgres:// URL (env ASKRELAY_DATABASE_URL): keep everything in PostgreSQL
+                instead of the SQLite file; any number of nodes may share one database
+                (see docs/deploy.md). ASKRELAY_NODE_ID names this node (default host:port),
+                ASKRELAY_LEASE is how long a dead node's work waits to move (default 15s).
   --approve-tools
                 approve every tool permission an agent asks for (shell commands, file
                 writes, …) without an approval card (env ASKRELAY_APPROVE_TOOLS=1).
@@ -24,14 +29,14 @@ or a JSON file (ASKRELAY_CHANNELS, default <data>/channels.json); see docs/chann
 export async function serveCommand(argv: string[]): Promise<number> {
   const { values } = parseArgs({
     args: argv,
-    options: { port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, 'approve-tools': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: { port: { type: 'string' }, host: { type: 'string' }, data: { type: 'string' }, database: { type: 'string' }, 'approve-tools': { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
     strict: true,
   });
   if (values.help) {
     console.log(SERVE_HELP);
     return 0;
   }
-  const config = serveConfig({ port: values.port, host: values.host, data: values.data, approveTools: values['approve-tools'] });
+  const config = serveConfig({ port: values.port, host: values.host, data: values.data, database: values.database, approveTools: values['approve-tools'] });
   const running = await startRelay(config);
   const { expired, pending } = running.recovered;
   console.log(`askrelay is running: ${running.url}`);

@@ -31,8 +31,11 @@ describe('leases', () => {
     expect(await b.acquire('session:s_1', 'node-b', 15_000, T + 1000)).toBeUndefined();
     expect(await a.acquire('session:s_1', 'node-a', 15_000, T + 5000)).toMatchObject({ expiresAt: T + 20_000, fence: 1 });
     expect(await b.acquire('session:s_1', 'node-b', 15_000, T + 19_999)).toBeUndefined();
-    // node-a stopped renewing: at its expiry node-b takes it, and the fence moves on.
-    expect(await b.acquire('session:s_1', 'node-b', 15_000, T + 20_000)).toEqual({ name: 'session:s_1', holder: 'node-b', expiresAt: T + 35_000, fence: 2 });
+    expect(await b.holder('session:s_1', T + 19_999)).toBe('node-a');
+    expect(await b.holder('session:s_1', T + 20_000)).toBeUndefined();
+    // node-a stopped renewing: at its expiry node-b takes it (told whose it was), and the fence moves on.
+    expect(await b.acquire('session:s_1', 'node-b', 15_000, T + 20_000)).toEqual({ name: 'session:s_1', holder: 'node-b', expiresAt: T + 35_000, fence: 2, previous: 'node-a' });
+    expect(await b.acquire('session:s_1', 'node-b', 15_000, T + 21_000)).not.toHaveProperty('previous');
     // node-a comes back late: it no longer holds it.
     expect(await a.acquire('session:s_1', 'node-a', 15_000, T + 21_000)).toBeUndefined();
   });
@@ -50,6 +53,10 @@ describe('leases', () => {
     await a.release('push', 'node-a');
     expect(await b.acquire('push', 'node-b', 60_000)).toMatchObject({ holder: 'node-b', fence: 2 });
     expect((await a.list()).map((l) => [l.name, l.holder])).toEqual([['push', 'node-b']]);
+    await b.acquire('channels', 'node-b', 60_000);
+    await b.releaseAll('node-b');
+    expect(await a.holder('push')).toBeUndefined();
+    expect(await a.holder('channels')).toBeUndefined();
   });
 });
 

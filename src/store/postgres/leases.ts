@@ -14,6 +14,8 @@ export interface Lease {
   expiresAt: number;
   /** Raised each time the lease changes hands. */
   fence: number;
+  /** Who held it before this acquire, when someone else did (acquire only). */
+  previous?: string;
 }
 
 const DB_NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
@@ -23,8 +25,15 @@ interface Row {
   holder: string;
   expires_at: string;
   fence: string;
+  previous?: string | null;
 }
-const leaseOf = (r: Row): Lease => ({ name: r.name, holder: r.holder, expiresAt: Number(r.expires_at), fence: Number(r.fence) });
+const leaseOf = (r: Row): Lease => ({
+  name: r.name,
+  holder: r.holder,
+  expiresAt: Number(r.expires_at),
+  fence: Number(r.fence),
+  ...(r.previous && r.previous !== r.holder ? { previous: r.previous } : {}),
+});
 
 export class PostgresLeases {
   constructor(private readonly pool: pg.Pool) {}
@@ -35,14 +44,16 @@ export class PostgresLeases {
    */
   async acquire(name: string, holder: string, ttlMs: number, now?: number): Promise<Lease | undefined> {
     const at = now === undefined ? DB_NOW : '$4::bigint';
+    // The CTE reads the row as it was before this statement: who held it until now.
     const { rows } = await this.pool.query<Row>(
-      `INSERT INTO leases AS l (name, holder, expires_at, fence) VALUES ($1, $2, ${at} + $3, 1)
+      `WITH before AS (SELECT holder FROM leases WHERE name = $1)
+       INSERT INTO leases AS l (name, holder, expires_at, fence) VALUES ($1, $2, ${at} + $3, 1)
        ON CONFLICT (name) DO UPDATE SET
          holder = EXCLUDED.holder,
          expires_at = EXCLUDED.expires_at,
          fence = l.fence + CASE WHEN l.holder = EXCLUDED.holder THEN 0 ELSE 1 END
        WHERE l.holder = EXCLUDED.holder OR l.expires_at <= ${at}
-       RETURNING name, holder, expires_at, fence`,
+       RETURNING name, holder, expires_at, fence, (SELECT holder FROM before) AS previous`,
       now === undefined ? [name, holder, ttlMs] : [name, holder, ttlMs, now],
     );
     return rows[0] ? leaseOf(rows[0]) : undefined;
@@ -51,6 +62,21 @@ export class PostgresLeases {
   /** Gives the lease up at once (a node stopping cleanly), so another node need not wait it out. */
   async release(name: string, holder: string): Promise<void> {
     await this.pool.query('UPDATE leases SET expires_at = 0 WHERE name = $1 AND holder = $2', [name, holder]);
+  }
+
+  /** The holder of the lease while it runs. */
+  async holder(name: string, now?: number): Promise<string | undefined> {
+    const at = now === undefined ? DB_NOW : '$2::bigint';
+    const { rows } = await this.pool.query<{ holder: string }>(
+      `SELECT holder FROM leases WHERE name = $1 AND expires_at > ${at}`,
+      now === undefined ? [name] : [name, now],
+    );
+    return rows[0]?.holder;
+  }
+
+  /** Gives up every lease `holder` has (a node stopping cleanly). */
+  async releaseAll(holder: string): Promise<void> {
+    await this.pool.query('UPDATE leases SET expires_at = 0 WHERE holder = $1', [holder]);
   }
 
   /** Every lease, held or run out (for GET /api/nodes: what each node holds). */
