@@ -11,6 +11,13 @@
 //                          (failing blocks a tenth of that)
 //   BENCH_PUSH_SILENT=1    diagnosis: the relay processes drop console.warn (the push sender's log lines)
 //   BENCH_CHANNELS=0       skip the chat channel table (4 channels on a platform that hangs)
+//   BENCH_PUSH=0           skip the Web Push table
+//   BENCH_NODES=1,2,3      PostgreSQL node counts for the nodes table, beside SQLite (empty: no nodes table)
+//   BENCH_CLIENTS=8        concurrent clients for the nodes table's throughput
+//   BENCH_THROUGHPUT_S=10  seconds each column of the nodes table runs its clients
+//   ASKRELAY_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test
+//                          admin connection that creates (and drops) a database per column
+//   BENCH_QUICK=1          smoke run: every default above shrinks (explicit settings still win)
 
 import { createECDH, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -21,15 +28,21 @@ import { Child, SseClient, agent, request, stats, type SseEvent, type Stats } fr
 import type { Memory } from './child.js';
 import { BENCH_ANSWER, benchDraft } from './draft.js';
 import { channelLatencies, channelTable } from './channel-bench.js';
+import { probeBenchDatabase } from './bench-database.js';
+import { nodesColumns, nodesTable, type Column } from './nodes-bench.js';
 
-const ITER = Number(process.env.BENCH_ITER ?? 1000);
+const QUICK = process.env.BENCH_QUICK === '1';
+const ITER = Number(process.env.BENCH_ITER ?? (QUICK ? 50 : 1000));
 const BASELINE_ITER = 2 * ITER;
-const WARMUP = 200;
-const SIZES = (process.env.BENCH_SIZES ?? '1000,10000').split(',').filter(Boolean).map(Number);
+const WARMUP = QUICK ? 20 : 200;
+const SIZES = (process.env.BENCH_SIZES ?? (QUICK ? '1000' : '1000,10000')).split(',').filter(Boolean).map(Number);
 const PROFILE = process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${resolve(process.env.BENCH_CPU_PROF)}`] : [];
 
-const PUSH_SUBS = Number(process.env.BENCH_PUSH_SUBS ?? 100);
+const PUSH_SUBS = Number(process.env.BENCH_PUSH_SUBS ?? (QUICK ? 10 : 100));
 const PUSH_ROUNDS = Number(process.env.BENCH_PUSH_ROUNDS ?? 2);
+const NODE_COUNTS = (process.env.BENCH_NODES ?? '1,2,3').split(',').filter(Boolean).map(Number);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
+const THROUGHPUT_S = Number(process.env.BENCH_THROUGHPUT_S ?? (QUICK ? 2 : 10));
 const PUSH_BLOCK_WARMUP = 20;
 
 const TARGET = { latencyFactor: 2, bytesPerCard: 10 * 1024, restartMs: 1000, pushFactor: 1.1 };
@@ -387,7 +400,9 @@ function pushTable(push: PushRun): string[][] {
 async function main() {
   const started = performance.now();
   const loadStart = loadavg();
-  log(`askrelay bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${ITER} iterations`);
+  log(`askrelay bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${ITER} iterations${QUICK ? ' (BENCH_QUICK)' : ''}`);
+  // Before minutes of SQLite measurements: a PostgreSQL server that is not there fails now.
+  if (NODE_COUNTS.length) await probeBenchDatabase();
   log('baseline: bare hono on @hono/node-server…');
   const base = await baseline();
   const runs: RelayRun[] = [];
@@ -398,9 +413,13 @@ async function main() {
     log(`relay with ${n} pending cards: memory…`);
     mems.push(await memoryPerCard(n));
   }
-  log(`relay with ${PUSH_SUBS} Web Push subscriptions on a hanging / failing push service…`);
-  const push = await pushLatencies();
+  const push = process.env.BENCH_PUSH === '0' ? undefined : (log(`relay with ${PUSH_SUBS} Web Push subscriptions on a hanging / failing push service…`), await pushLatencies());
   const channels = process.env.BENCH_CHANNELS === '0' ? undefined : (log('relay with 4 chat channels on a platform that hangs…'), await channelLatencies(cycle, ITER, WARMUP, PUSH_ROUNDS));
+  const columns: Column[] = NODE_COUNTS.length ? [{ store: 'sqlite' }, ...NODE_COUNTS.map((nodes) => ({ store: 'postgres' as const, nodes }))] : [];
+  if (columns.length) log(`SQLite and PostgreSQL with ${NODE_COUNTS.join(', ')} nodes on one database: latency and throughput…`);
+  const nodes = columns.length
+    ? await nodesColumns(columns, { iterations: ITER, warmup: WARMUP, clients: CLIENTS, seconds: THROUGHPUT_S, crossNodeTimeoutMs: 5000, execArgv: PROFILE }, log)
+    : undefined;
   agent.destroy();
 
   const limit = TARGET.latencyFactor * base.get.p50;
@@ -458,11 +477,17 @@ async function main() {
   console.log(`latency: ${BASELINE_ITER} baseline / ${ITER} relay samples after ${WARMUP} warm-up; load average ${load(loadStart)} at start, ${load(loadavg())} at end\n`);
   console.log(table(rows));
   if (rows2.length > 1) console.log(`\n${table(rows2)}`);
-  console.log();
-  console.log(table(pushTable(push)));
+  if (push) console.log(`\n${table(pushTable(push))}`);
   if (channels) console.log(`\n${table(channelTable(channels, TARGET.pushFactor, ms, yes))}`);
+  const nodesReport = nodes && nodesTable(nodes, CLIENTS, ms);
+  if (nodesReport) {
+    console.log(`\n${table(nodesReport.rows)}`);
+    for (const note of nodesReport.notes) console.log(note);
+  }
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
-  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems, push, channels }));
+  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems, push, channels, nodes }));
+  // Every table is printed; a column that could not be measured still fails the run.
+  if (nodesReport?.notes.length) process.exitCode = 1;
 }
 
 main().catch((err) => {
