@@ -15,7 +15,7 @@ import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
-import { loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
+import { existingAuditKey, loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
 import { openPostgres } from './store/postgres/postgres-stores.js';
 import { sharedSecrets, type RelaySecrets } from './store/shared-secrets.js';
 import { sqliteStores, type Stores } from './store/stores.js';
@@ -58,7 +58,9 @@ async function openStore(config: ServeConfig, notices: (string | undefined)[]): 
   }
   const db = await openPostgres(config.databaseUrl);
   try {
-    const secrets = await sharedSecrets(db.shared, { token: config.token, auditKey: config.auditKey });
+    // The audit key stays out of the database when the node has one: ASKRELAY_AUDIT_KEY, else <data>/audit.key.
+    const auditKey = config.auditKey ?? existingAuditKey(config.dataDir);
+    const secrets = await sharedSecrets(db.shared, { token: config.token, ...(auditKey ? { auditKey } : {}) });
     notices.push(...secrets.notices);
     return { store: await db.stores(secrets.auditKey), secrets };
   } catch (err) {

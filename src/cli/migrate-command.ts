@@ -3,7 +3,8 @@ import { existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { VAPID_FILE } from '../push/vapid-keys.js';
+import { loadOrCreateVapidKeys, VAPID_FILE, type VapidKeys } from '../push/vapid-keys.js';
+import { migratedSecrets } from '../store/shared-secrets.js';
 import { auditKey } from '../store/audit-chain.js';
 import { AUDIT_KEY_FILE, TOKEN_FILE } from '../store/data-folder.js';
 import { copySqliteToPostgres, type MigrationResult } from '../store/migrate-to-postgres.js';
@@ -33,10 +34,11 @@ file held when it was read.
 A database that already holds a relay (any card, session, audit entry or setting), or that
 a running node uses, is refused and nothing is copied.
 
-The copy's audit chain is checked with the audit key (ASKRELAY_AUDIT_KEY, else
-DIR/${AUDIT_KEY_FILE}). Start every node on the database with the same ASKRELAY_TOKEN and
-ASKRELAY_AUDIT_KEY as the relay had: agent tokens are derived from the relay token, and
-"askrelay audit verify" checks the chain with the audit key.
+The relay token (ASKRELAY_TOKEN, else DIR/token) and the push keys (DIR/vapid.json) are
+copied into the database, where every node finds them. The copy's audit chain is checked
+with the audit key (ASKRELAY_AUDIT_KEY, else DIR/${AUDIT_KEY_FILE}), which stays out of the
+database: start every node with ASKRELAY_AUDIT_KEY set to it (or a copy of the file in
+its data folder).
 
 Exit status: 0 copied, 1 nothing copied (an error, or a database that holds a relay).`;
 
@@ -123,7 +125,7 @@ export async function migrateCommand(argv: string[], env: NodeJS.ProcessEnv = pr
     }
     let result: MigrationResult;
     try {
-      result = await copySqliteToPostgres(sqlite, pool, { auditKey: key.key });
+      result = await copySqliteToPostgres(sqlite, pool, { auditKey: key.key, settings: migratedSecrets(relaySecrets(dir, env, key.key)) });
     } catch (err) {
       throw new Error(`nothing was copied to ${maskUrl(url)}: ${(err as Error).message}`);
     }
@@ -161,10 +163,17 @@ function report({ counts, auditHead, auditCheck }: MigrationResult, dir: string,
     for (const problem of auditCheck.problems) console.log(`  ${problem}`);
     if (!key.key) console.log(`  (no audit key to check it with: neither ASKRELAY_AUDIT_KEY nor ${key.from})`);
   }
-  const token = existsSync(join(dir, TOKEN_FILE)) ? `the token in ${join(dir, TOKEN_FILE)}` : 'the one this relay ran with';
   const audit = key.key ? (key.from === 'ASKRELAY_AUDIT_KEY' ? 'the one this relay ran with' : `the key in ${key.from}`) : 'the one this relay ran with';
-  const vapid = existsSync(join(dir, VAPID_FILE)) ? ` Give each node's data folder a copy of ${join(dir, VAPID_FILE)}: the copied push subscriptions were made for those keys.` : '';
   console.log(
-    `Start every node with ASKRELAY_DATABASE_URL=${maskUrl(url)}, ASKRELAY_TOKEN set to ${token}, and ASKRELAY_AUDIT_KEY set to ${audit}: agent tokens are derived from the relay token, and "askrelay audit verify" needs the audit key to check the chain.${vapid}`,
+    `The relay token and the push (VAPID) keys were copied into the database: every node uses them, so agent tokens, the page's logins and push subscriptions carry on. Start every node with ASKRELAY_DATABASE_URL=${maskUrl(url)} and ASKRELAY_AUDIT_KEY set to ${audit}, or that file in its data folder (the key stays out of the database; "askrelay audit verify" needs it to check the chain).`,
   );
+}
+
+/** The embedded relay's token and VAPID keys, and its audit key, as the relay would read them. */
+function relaySecrets(dir: string, env: NodeJS.ProcessEnv, auditKey: Buffer | undefined): { token?: string; auditKey?: Buffer; vapid?: VapidKeys } {
+  const tokenFile = join(dir, TOKEN_FILE);
+  const token = env.ASKRELAY_TOKEN?.trim() || (existsSync(tokenFile) ? readFileSync(tokenFile, 'utf8').trim() : undefined);
+  const vapidFile = join(dir, VAPID_FILE);
+  const vapid = existsSync(vapidFile) ? loadOrCreateVapidKeys(dir) : undefined;
+  return { ...(token ? { token } : {}), ...(auditKey ? { auditKey } : {}), ...(vapid ? { vapid } : {}) };
 }

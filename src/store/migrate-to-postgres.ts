@@ -48,7 +48,7 @@ export const TABLE_COPIES: readonly TableCopy[] = [
 ];
 
 /** PostgreSQL's own tables, which no SQLite file has: what nodes share and coordinate with. */
-const POSTGRES_ONLY = ['schema_migrations', 'relay_settings', 'leases', 'nodes'];
+const POSTGRES_ONLY = ['schema_migrations', 'relay_settings', 'leases', 'nodes', 'bus_payloads'];
 
 /** Tables whose rows mean a relay already lives in the database. */
 const HOLDS_A_RELAY = [...TABLE_COPIES.map((t) => t.table), 'relay_settings'];
@@ -84,6 +84,8 @@ export class DatabaseInUseError extends Error {
 export interface MigrateOptions {
   /** The audit key the chain is checked with on both sides (<data>/audit.key or ASKRELAY_AUDIT_KEY). */
   auditKey?: Buffer;
+  /** relay_settings rows to write with the copy (the relay's token and keys, see shared-secrets.ts). */
+  settings?: Record<string, string>;
 }
 
 /**
@@ -104,6 +106,9 @@ export async function copySqliteToPostgres(sqlite: Database.Database, pool: pg.P
     const sqliteColumns = readSqliteSchema(sqlite);
     const postgresColumns = await readPostgresSchema(client);
     checkSchemas(sqliteColumns, postgresColumns);
+    for (const [name, value] of Object.entries(options.settings ?? {})) {
+      await client.query('INSERT INTO relay_settings (name, value, created_at) VALUES ($1, $2, $3)', [name, value, Date.now()]);
+    }
     const counts: Record<string, number> = {};
     for (const copy of TABLE_COPIES) {
       counts[copy.table] = sqliteColumns.has(copy.table) ? await copyTable(sqlite, client, copy, postgresColumns.get(copy.table)!) : 0;

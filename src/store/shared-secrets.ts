@@ -24,6 +24,19 @@ type Shared = (name: string, make: () => string) => Promise<SharedSetting>;
 const fresh = (bytes: number) => randomBytes(bytes).toString('base64url');
 const fingerprint = (what: string, secret: string) => createHash('sha256').update(`askrelay ${what} fingerprint\0${secret}`).digest('hex');
 
+/**
+ * The rows `askrelay migrate` writes so that the nodes carry on with an embedded relay's
+ * secrets: its token and VAPID keys kept in the database, and only the audit key's
+ * fingerprint (the key itself stays outside: every node is started with ASKRELAY_AUDIT_KEY).
+ */
+export function migratedSecrets(found: { token?: string; auditKey?: Buffer; vapid?: VapidKeys }): Record<string, string> {
+  return {
+    ...(found.token ? { token: found.token, token_fingerprint: fingerprint('token', found.token) } : {}),
+    ...(found.auditKey ? { audit_key_fingerprint: fingerprint('audit_key', found.auditKey.toString()) } : {}),
+    ...(found.vapid ? { vapid: JSON.stringify({ publicKey: found.vapid.publicKey, privateKey: found.vapid.privateKey }) } : {}),
+  };
+}
+
 /** The relay's secrets for a node on a shared database (`given`: ASKRELAY_TOKEN, ASKRELAY_AUDIT_KEY). */
 export async function sharedSecrets(shared: Shared, given: { token?: string; auditKey?: string }): Promise<RelaySecrets> {
   const notices: string[] = [];
@@ -68,8 +81,8 @@ async function one(shared: Shared, notices: string[], spec: SecretSpec): Promise
   if (check.value !== fingerprint(spec.name, secret)) {
     throw new Error(
       spec.given !== undefined
-        ? `${spec.variable} is not the ${spec.kind} the other nodes on this database use; give every node the same one.`
-        : `The other nodes on this database were started with ${spec.variable}; start this node with the same ${spec.variable}.`,
+        ? `${spec.variable}${spec.name === 'audit_key' ? ' (or <data>/audit.key)' : ''} is not the ${spec.kind} the other nodes on this database use; give every node the same one.`
+        : `The other nodes on this database were started with ${spec.variable}${spec.name === 'audit_key' ? ' (or <data>/audit.key)' : ''}; start this node with the same ${spec.kind}.`,
     );
   }
   return secret;

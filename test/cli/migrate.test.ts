@@ -126,7 +126,8 @@ describe('askrelay migrate', { timeout: 60_000 }, () => {
     );
     expect(run.stdout).toContain(`"askrelay audit verify --head ${head.seq}:${head.hash}"`);
     // The test relay had its token from ASKRELAY_TOKEN (no token file); the audit key is the folder's.
-    expect(run.stdout).toContain(`ASKRELAY_TOKEN set to the one this relay ran with, and ASKRELAY_AUDIT_KEY set to the key in ${join(source, 'audit.key')}`);
+    expect(run.stdout).toContain(`The relay token and the push (VAPID) keys were copied into the database`);
+    expect(run.stdout).toContain(`ASKRELAY_AUDIT_KEY set to the key in ${join(source, 'audit.key')}, or that file in its data folder (the key stays out of the database`);
 
     // Verbatim: the card JSON with its answer key and order, the audit rows with their hashes.
     const sourceCards = fromSource<{ id: string; data: string; answer_key: string | null }>('SELECT id, data, answer_key FROM cards ORDER BY rowid');
@@ -172,7 +173,7 @@ describe('askrelay migrate', { timeout: 60_000 }, () => {
     expect(again.code).toBe(1);
     expect(again.stdout).toBe('');
     expect(again.stderr).toBe(
-      `askrelay migrate: nothing was copied to ${new URL(db.url).toString()}: the database already holds a relay (3 rows in cards, 1 row in sessions, 2 rows in transcript, 1 row in agent_tokens, 1 row in watch_grants, 1 row in web_logins, 1 row in mcp_calls, ${before.audit} rows in audit, 1 row in audit_head, 1 row in push_subscriptions, 1 row in channel_outbox, 1 row in channel_messages, 1 row in channel_state); askrelay migrate copies only into an empty database\n`,
+      `askrelay migrate: nothing was copied to ${new URL(db.url).toString()}: the database already holds a relay (3 rows in cards, 1 row in sessions, 2 rows in transcript, 1 row in agent_tokens, 1 row in watch_grants, 1 row in web_logins, 1 row in mcp_calls, ${before.audit} rows in audit, 1 row in audit_head, 1 row in push_subscriptions, 1 row in channel_outbox, 1 row in channel_messages, 1 row in channel_state, 2 rows in relay_settings); askrelay migrate copies only into an empty database\n`,
     );
     expect({ cards: await copyCount('cards'), audit: await copyCount('audit') }).toEqual(before);
   });
