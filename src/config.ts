@@ -79,7 +79,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
 }
 
 /** The node's default name: the host and the port it listens on (port 0: the one it got). */
-export function defaultNodeId(port: number): string {
+export function defaultNodeId(port: number | string): string {
   return `${hostname()}:${port}`;
 }
 

@@ -28,6 +28,8 @@ export const errorTable = {
   idempotency_key_reused: 422,
   invalid_subscription: 422,
   too_many_connections: 429,
+  store_unavailable: 503,
+  node_unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorTable;
@@ -50,4 +52,18 @@ export class RelayError extends Error {
   toJSON() {
     return { error: { code: this.code, message: this.message }, ...this.extra };
   }
+}
+
+// How a networked store (PostgreSQL) fails while it is away: connection refused or reset,
+// the server shutting down (SQLSTATE 57P0x), a connection exception (08xxx), or the pool's
+// own messages. Such a failure is 503 store_unavailable, not an unexpected 500.
+const STORE_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03']);
+const STORE_DOWN_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/i;
+
+/** The error as the relay reports it when it says the store is away; undefined for any other error. */
+export function storeUnavailable(err: unknown): RelayError | undefined {
+  const code = (err as { code?: unknown } | null)?.code;
+  const message = (err as Error | null)?.message ?? '';
+  const down = (typeof code === 'string' && (STORE_DOWN_CODES.has(code) || code.startsWith('08'))) || STORE_DOWN_MESSAGES.test(message);
+  return down ? new RelayError('store_unavailable', 'The database does not answer; try again in a moment (the relay resumes once it is back).') : undefined;
 }

@@ -15,9 +15,13 @@ import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
-import { loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
-import { postgresStores } from './store/postgres/postgres-stores.js';
-import { sqliteStores } from './store/stores.js';
+import { existingAuditKey, loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
+import { openPostgres } from './store/postgres/postgres-stores.js';
+import { sharedSecrets, type RelaySecrets } from './store/shared-secrets.js';
+import { sqliteStores, type Stores } from './store/stores.js';
+import { defaultNodeId } from './config.js';
+import { newNodeLoad } from './cluster/node-load.js';
+import { wireNodes } from './cluster/join-nodes.js';
 
 // The composition root: the store, the relay core, the session manager with every
 // provider, and the HTTP surface, wired together and listening.
@@ -34,29 +38,56 @@ export interface RunningRelay {
   /** The chat channels switched on (idle() for tests). */
   channels: Channels;
   recovered: { expired: number; pending: number };
+  /** This node's name, and the store it shares with any other nodes. */
+  node: string;
+  store: Stores['kind'];
   /** What start made or repaired in the data folder, one sentence each, for the operator. */
   notices: string[];
   close(): Promise<void>;
 }
 
+/** The embedded SQLite file with the secrets in the data folder, or a PostgreSQL database every node shares them through. */
+async function openStore(config: ServeConfig, notices: (string | undefined)[]): Promise<{ store: Stores; secrets: RelaySecrets }> {
+  if (!config.databaseUrl) {
+    // The secrets first: a refused token stops the start before anything opens.
+    const token = loadOrCreateToken(config.dataDir, config.token);
+    const auditKey = loadOrCreateAuditKey(config.dataDir, config.auditKey);
+    notices.push(token.notice, auditKey.notice);
+    const secrets = { token: token.value, auditKey: auditKey.value, vapid: loadOrCreateVapidKeys(config.dataDir), notices: [] };
+    return { store: sqliteStores(config.dataDir, secrets.auditKey), secrets };
+  }
+  const db = await openPostgres(config.databaseUrl);
+  try {
+    // The audit key stays out of the database when the node has one: ASKRELAY_AUDIT_KEY, else <data>/audit.key.
+    const auditKey = config.auditKey ?? existingAuditKey(config.dataDir);
+    const secrets = await sharedSecrets(db.shared, { token: config.token, ...(auditKey ? { auditKey } : {}) });
+    notices.push(...secrets.notices);
+    return { store: await db.stores(secrets.auditKey), secrets };
+  } catch (err) {
+    await db.end().catch(() => {});
+    throw err;
+  }
+}
+
 export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
-  // The folder and its secrets first: a refused token stops the start before anything opens.
   const notices = [openDataFolder(config.dataDir)];
-  const { value: token, notice: tokenNotice } = loadOrCreateToken(config.dataDir, config.token);
-  const { value: auditKey, notice: auditNotice } = loadOrCreateAuditKey(config.dataDir, config.auditKey);
-  notices.push(tokenNotice, auditNotice);
+  const { store, secrets } = await openStore(config, notices);
+  const { token, vapid } = secrets;
   // An answer holding the relay's own token is refused (src/cards/secrets.ts).
   const forgetToken = rememberSecret(token);
   const pushConfig = pushConfigFromEnv(config.env);
   const channelConfig = channelsConfig(config.env, config.dataDir);
-  const vapid = loadOrCreateVapidKeys(config.dataDir);
-  // The embedded SQLite file, or (issue 14, not yet a setting) a PostgreSQL database.
-  const store = config.databaseUrl ? await postgresStores(config.databaseUrl, auditKey) : sqliteStores(config.dataDir, auditKey);
   notices.push(store.audit.keyedNotice);
+  const node = config.nodeId ?? defaultNodeId(config.port || `pid${process.pid}`);
+  const cluster = await store.joinCluster(node, config.leaseMs);
+  // Other nodes alive now may have MCP calls waiting: theirs are not this node's to cancel.
+  const alone = (await cluster.nodes()).every((n) => n.id === node);
   const relay = new Relay({ store: store.cards, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
+  const nodes = await wireNodes(cluster, relay, (line) => console.warn(`askrelay: ${line}`));
+  const load = newNodeLoad();
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
-  const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig });
+  const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig, sends: nodes.sends });
   const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
   const channels = new Channels({
     config: channelConfig,
@@ -64,6 +95,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     access,
     audit: store.audit,
     store: store.channels,
+    queued: nodes.queued,
     // Asked only once the relay listens (delivery starts at channels.start()).
     context: { publicUrl: () => channelConfig.publicUrl ?? sessions.relayUrl ?? '', secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
   });
@@ -82,6 +114,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     // Agent tokens are derived from the relay token: a resumed agent gets the same one, and
     // the database keeps only their hashes.
     agentKey: createHash('sha256').update(`askrelay agents\0${token}`).digest(),
+    owners: nodes.owners,
   });
   await sessions.recover();
   const app = createApp({
@@ -93,6 +126,10 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     logins: store.logins,
     ...(channelConfig.publicUrl ? { publicUrl: channelConfig.publicUrl } : {}),
     mcpDialects: MCP_DIALECTS,
+    recoverMcpCalls: alone,
+    cluster,
+    load,
+    ping: store.ping,
     push: { publicKey: vapid.publicKey, subscriptions: store.push },
     channels: { webhooks: channels.routes(), status: () => channels.status() },
     maxConnections: config.maxConnections,
@@ -103,10 +140,12 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     s.once('error', reject);
   }).catch(async (err: unknown) => {
     // The port is taken (or similar): let go of what was opened before saying so.
+    await nodes.stop();
     push.stop();
     await channels.stop();
     relay.stop();
     await sessions.close();
+    await cluster.close();
     await store.close();
     forgetToken();
     throw err;
@@ -117,8 +156,26 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   // Agents reach the relay here (ASKRELAY_URL in their environment); a wildcard host is reached on loopback.
   const reach = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : host;
   sessions.relayUrl = `http://${reach}:${port}/`;
-  // Posting (and polling) starts once the relay can take the callbacks.
-  await channels.start();
+  // Posting (and polling) starts once the relay can take the callbacks, on the node holding the channels.
+  await nodes.start({ sessions, channels, url: () => `http://${host}:${port}/`, load });
+
+  let closing: Promise<void> | undefined;
+  const shutdown = async () => {
+    await nodes.stop();
+    push.stop();
+    await channels.stop();
+    relay.stop();
+    // Agents (Claude Code processes) end before the store and folders they use go away.
+    await sessions.close();
+    await new Promise<void>((resolve) => {
+      server.close(() => resolve());
+      // Long polls and event streams would hold close() open; end them.
+      (server as { closeAllConnections?: () => void }).closeAllConnections?.();
+    });
+    await cluster.close();
+    await store.close();
+    forgetToken();
+  };
 
   return {
     url: `http://${host}:${port}/`,
@@ -128,20 +185,10 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
     push,
     channels,
     recovered: { expired: expired.length, pending },
+    node,
+    store: store.kind,
     notices: notices.filter((n): n is string => n !== undefined),
-    close: async () => {
-      push.stop();
-      await channels.stop();
-      relay.stop();
-      // Agents (Claude Code processes) end before the store and folders they use go away.
-      await sessions.close();
-      await new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        // Long polls and event streams would hold close() open; end them.
-        (server as { closeAllConnections?: () => void }).closeAllConnections?.();
-      });
-      await store.close();
-      forgetToken();
-    },
+    // Once, however often it is called (a test stopping a node, then everything).
+    close: () => (closing ??= shutdown()),
   };
 }

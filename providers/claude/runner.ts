@@ -17,6 +17,8 @@ export interface AnthropicEndpointVars {
 export function anthropicRunner(vars: AnthropicEndpointVars): RunnerFactory {
   return {
     engines: ['code', 'messages'],
+    // The messages engine keeps the conversation in the store; Claude Code keeps it on this node's disk.
+    movable: ['messages'],
     defaultModel: (env) => env[vars.modelVar] || vars.defaultModel,
     create(ctx: RunnerContext): Runner {
       const apiKey = ctx.env[vars.apiKeyVar] ?? '';

@@ -28,6 +28,8 @@ export const MAX_TOOL_ROUNDS = 25;
 
 export const grokProvider: RunnerFactory = {
   engines: ['chat'],
+  // The conversation is kept in the store: another node can carry it on.
+  movable: ['chat'],
   defaultModel: (env) => env.XAI_MODEL || DEFAULT_MODEL,
   create(ctx: RunnerContext): Runner {
     const apiKey = ctx.env.XAI_API_KEY ?? '';

@@ -97,6 +97,12 @@ export class Outbox {
   /** Set once stop() returned: the store may be closed, so nothing is written any more. */
   private abandoned = false;
 
+  /** Delivers again after stop(): this node holds the channels again (several nodes, see service.ts). */
+  resume(): void {
+    this.stopped = false;
+    this.abandoned = false;
+  }
+
   /** Resolves when no job is due now and none is in flight (tests). */
   async idle(): Promise<void> {
     for (;;) {

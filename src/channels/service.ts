@@ -24,6 +24,8 @@ export interface ChannelsOptions {
   store: AsyncChannelStore;
   clock?: Clock;
   log?: (line: string) => void;
+  /** Told once jobs were queued (several nodes: the node delivering them is told to look). */
+  queued?: () => void;
 }
 
 /** GET /api/channels: one entry per channel switched on. */
@@ -127,8 +129,10 @@ export class Channels {
    */
   listen(): void {
     if (!this.running.length) return;
-    this.unsubscribe = this.options.access.relay.events.subscribe((name, data) => {
+    this.unsubscribe = this.options.access.relay.events.subscribe((name, data, remote) => {
       if (name === 'session.updated') return;
+      // The node that made the change queues its jobs (and says so: see deliverNow()).
+      if (remote) return;
       this.noted.push(data as Card);
       this.flushing ??= setImmediate(() => void this.flush());
     });
@@ -141,7 +145,7 @@ export class Channels {
     const cards = this.noted.splice(0);
     this.written = this.written.then(async () => {
       try {
-        if (cards.length) await this.write(cards);
+        if (cards.length && (await this.write(cards))) this.options.queued?.();
       } catch (err) {
         // Caught up at the next start (recover() posts and closes what the store says is missing).
         this.log(`could not queue what ${cards.length} card event(s) ask of the channels: ${(err as Error)?.message ?? String(err)}`);
@@ -155,22 +159,40 @@ export class Channels {
    * Reads what the jobs depend on first (whether a card's message is closed already), then
    * queues every job of the turn in event order in one transaction.
    */
-  private async write(cards: Card[]): Promise<void> {
+  private async write(cards: Card[]): Promise<boolean> {
     const perCard = await Promise.all(cards.map((card) => Promise.all(this.running.map(({ outbox }) => outbox.jobsFor(card)))));
     const jobs = perCard.flat(2);
     if (jobs.length) await this.options.store.enqueueAll(jobs);
+    return jobs.length > 0;
   }
 
-  /** Catches up with what happened while the relay was down, and starts receiving. */
+  /**
+   * Catches up with what happened while the relay was down (or while another node held the
+   * channels), and starts receiving and posting. With several nodes on one database, only the
+   * node holding the channels' lease runs this; the others queue jobs and take webhooks.
+   */
   async start(): Promise<void> {
     this.started = true;
     // No channel, no scan: a relay without chat channels starts as fast as before.
     if (!this.running.length) return;
     const pending = await this.options.access.relay.list({ status: 'pending' });
     for (const { channel, inbox, outbox } of this.running) {
+      outbox.resume();
       await outbox.recover(pending);
       await channel.start(inbox);
     }
+  }
+
+  /** Another node queued jobs: deliver them, when this node delivers. */
+  deliverNow(): void {
+    if (this.started && !this.stopped) this.running.forEach(({ outbox }) => outbox.deliver());
+  }
+
+  /** Another node holds the channels now: stop receiving and posting until start() again. */
+  async pause(): Promise<void> {
+    this.started = false;
+    for (const { channel } of this.running) channel.stop();
+    await Promise.all(this.running.map(({ outbox }) => outbox.stop()));
   }
 
   /** The webhook routes of the channels that have them. */

@@ -16,6 +16,7 @@ Commands:
   audit     print the audit log (who did what to which card); "audit verify" checks it
   channels  the chat channels (Telegram, Slack, Discord, Mattermost) and their outboxes
   mcp       askrelay's MCP server over stdio, for MCP clients that spawn a process
+  migrate   copy an embedded relay (its SQLite file) into an empty PostgreSQL database
   demo      try it without any key: scripted Claude and DeepSeek agents ask you
 
 Exit status: 0 done, 1 an error, 2 nobody answered ("ask": expired, skipped, cancelled).
@@ -38,6 +39,7 @@ const COMMANDS: Record<string, Command> = {
   audit: async (argv) => (await import('./audit-command.js')).auditCommand(argv),
   channels: async (argv) => (await import('./channels-command.js')).channelsCommand(argv),
   mcp: async (argv) => (await import('./mcp-command.js')).mcpCommand(argv),
+  migrate: async (argv) => (await import('./migrate-command.js')).migrateCommand(argv),
   demo: async (argv) => (await import('./demo-command.js')).demoCommand(argv),
 };
 

@@ -49,6 +49,11 @@ export interface PushSenderOptions {
   config: PushConfig;
   now?: () => number;
   log?: (line: string) => void;
+  /**
+   * Whether this node sends the pushes (several nodes on one database: the one holding the
+   * push lease sends for every node's cards, so each notification goes out once). Default: yes.
+   */
+  sends?: () => boolean;
 }
 
 export class PushSender {
@@ -69,6 +74,7 @@ export class PushSender {
       if (name !== 'card.created' && name !== 'card.updated') return;
       const card = data as Card;
       if (name === 'card.updated' && card.status === 'pending') return;
+      if (options.sends && !options.sends()) return;
       // Later, not now: the listener runs inside the relay's create/answer call.
       setImmediate(() => this.fanOut(card));
     });

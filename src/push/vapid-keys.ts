@@ -16,7 +16,7 @@ export interface VapidKeys {
   privateKey: string;
 }
 
-const isKeys = (value: unknown): value is VapidKeys =>
+export const isVapidKeys = (value: unknown): value is VapidKeys =>
   typeof value === 'object' &&
   value !== null &&
   typeof (value as VapidKeys).publicKey === 'string' &&
@@ -33,7 +33,7 @@ export function loadOrCreateVapidKeys(dataDir: string): VapidKeys {
     } catch {
       // An empty or cut file (an older relay crashed while writing it) is no key pair either.
     }
-    if (!isKeys(stored)) throw new Error(`${file} does not hold a VAPID key pair {publicKey, privateKey}; remove it to make a new one.`);
+    if (!isVapidKeys(stored)) throw new Error(`${file} does not hold a VAPID key pair {publicKey, privateKey}; remove it to make a new one.`);
     return { publicKey: stored.publicKey, privateKey: stored.privateKey };
   }
   const keys = webpush.generateVAPIDKeys();

@@ -19,10 +19,10 @@ function fromCard(card: Card): AuditRecord {
   return { ...base, event: `card.${card.status}`, actor, surface: by?.surface ?? 'relay' };
 }
 
-/** Appends every card event to the log; returns the unsubscribe. */
+/** Appends every card event to the log (a change another node made, that node logs); returns the unsubscribe. */
 export function auditCardEvents(events: RelayEvents, audit: AuditWriter): () => void {
-  return events.subscribe((name, data) => {
-    if (name === 'session.updated') return;
+  return events.subscribe((name, data, remote) => {
+    if (name === 'session.updated' || remote) return;
     audit.enqueue(fromCard(data as Card));
   });
 }

@@ -69,7 +69,7 @@ type JsonSchema = { type: 'object'; [key: string]: unknown };
 export interface McpDialect {
   tool: { name: string; title: string; description: string; inputSchema: JsonSchema; outputSchema?: JsonSchema };
   /** Makes the caller for one route; a call returns the tool result (or an isError result). */
-  waits(relay: Relay, calls: AsyncCallStore, timing: CallTiming): { call(call: ToolCall): Promise<unknown> };
+  waits(relay: Relay, calls: AsyncCallStore, timing: CallTiming, recoverOrphans?: boolean): { call(call: ToolCall): Promise<unknown> };
 }
 
 /**
@@ -88,7 +88,7 @@ export function askDialect<Result, Failure>(
       inputSchema: tool.inputSchema as JsonSchema,
       outputSchema: tool.outputSchema as JsonSchema,
     },
-    waits: (relay, calls, timing) => new CallWaits(relay, calls, adapter, timing),
+    waits: (relay, calls, timing, recoverOrphans) => new CallWaits(relay, calls, adapter, timing, recoverOrphans),
   };
 }
 
@@ -108,8 +108,13 @@ export class CallWaits<Result, Failure> {
     private readonly calls: AsyncCallStore,
     private readonly dialect: CallDialect<Result, Failure>,
     readonly timing: CallTiming = DEFAULT_TIMING,
+    /**
+     * Off when other nodes share the store: the open calls it finds may be theirs, alive.
+     * A call of a node that died is re-sent by its client to another node, or its card expires.
+     */
+    recoverOrphans = true,
   ) {
-    void this.recoverOrphans().catch(() => {});
+    if (recoverOrphans) void this.recoverOrphans().catch(() => {});
   }
 
   /** Cards whose calls were cut off by a restart: their clients get the grace to re-send. */

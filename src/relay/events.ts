@@ -2,26 +2,33 @@ import { EventEmitter } from 'node:events';
 import type { Card } from '../cards/model.js';
 
 // What surfaces (SSE, push, chat, terminal) listen to. The relay emits only after the
-// change is committed to the store.
+// change is committed to the store. With several nodes on one database, a change another
+// node made is emitted here too, marked `remote`: surfaces show it like any other, while
+// work that must happen once per change (the audit entry, the chat outbox's jobs) is done by
+// the node that made it.
+
 export interface RelayEventMap {
   'card.created': Card;
   'card.updated': Card;
   'session.updated': unknown;
 }
 export type RelayEventName = keyof RelayEventMap;
+export const RELAY_EVENT_NAMES: readonly RelayEventName[] = ['card.created', 'card.updated', 'session.updated'];
+
+export type RelayListener = <K extends RelayEventName>(name: K, data: RelayEventMap[K], remote: boolean) => void;
 
 export class RelayEvents {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
 
-  emit<K extends RelayEventName>(name: K, data: RelayEventMap[K]): void {
-    this.emitter.emit(name, data);
+  /** `remote`: another node made the change (it arrived through the database). */
+  emit<K extends RelayEventName>(name: K, data: RelayEventMap[K], remote = false): void {
+    this.emitter.emit(name, data, remote);
   }
 
   /** Listens to every event; returns the function that stops listening. */
-  subscribe(listener: <K extends RelayEventName>(name: K, data: RelayEventMap[K]) => void): () => void {
-    const names: RelayEventName[] = ['card.created', 'card.updated', 'session.updated'];
-    const handlers = names.map((name) => {
-      const handler = (data: RelayEventMap[typeof name]) => listener(name, data);
+  subscribe(listener: RelayListener): () => void {
+    const handlers = RELAY_EVENT_NAMES.map((name) => {
+      const handler = (data: RelayEventMap[typeof name], remote: boolean) => listener(name, data, remote);
       this.emitter.on(name, handler);
       return [name, handler] as const;
     });

@@ -70,6 +70,33 @@ export class Relay {
     this.deadlines.clear();
   }
 
+  /**
+   * A change another node on the same database committed (heard through the database): its
+   * deadline is kept here too, so the card expires on time whichever nodes are alive (each
+   * node tries, the store's compare-and-set lets one win), and whoever waits here is told.
+   */
+  hear(name: 'card.created' | 'card.updated', card: Card): void {
+    if (card.status === 'pending') this.deadlines.add(card.id, Date.parse(card.expiresAt));
+    else this.deadlines.remove(card.id);
+    this.events.emit(name, card, true);
+    if (card.status !== 'pending') this.release(card);
+  }
+
+  /**
+   * After changes from other nodes may have gone unheard (the database connection was lost):
+   * re-reads every pending deadline and the cards waited on here.
+   */
+  async resync(): Promise<void> {
+    const pending = await this.store.pendingDeadlines();
+    const open = new Set(pending.map((p) => p.id));
+    pending.forEach(({ id, expiresAt }) => this.deadlines.add(id, expiresAt));
+    for (const id of this.waiters.keys()) {
+      if (open.has(id)) continue;
+      const card = await this.store.getCard(id);
+      if (card && card.status !== 'pending') this.hear('card.updated', card);
+    }
+  }
+
   async create(draft: CardDraft): Promise<Card> {
     const layout = draft.layout ?? 'steps';
     const questions = normalizeQuestions(draft.questions, layout);
@@ -238,6 +265,10 @@ export class Relay {
 
   private announce(card: Card): void {
     this.events.emit('card.updated', card);
+    this.release(card);
+  }
+
+  private release(card: Card): void {
     const set = this.waiters.get(card.id);
     if (set) [...set].forEach((settle) => settle(card));
   }

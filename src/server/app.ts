@@ -21,6 +21,10 @@ import { mcpRoute, mcpSettingsFromEnv, type McpRouteOptions } from './mcp-route.
 import { ConnectionLimit } from './connection-limit.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
+import type { Cluster } from '../cluster/cluster.js';
+import type { NodeLoad } from '../cluster/node-load.js';
+import { nodeRoutes } from './node-routes.js';
+import { RelayError } from '../errors.js';
 
 export interface AppOptions {
   /** The cards as each caller may see them (the access rules); its relay is the relay core. */
@@ -45,11 +49,19 @@ export interface AppOptions {
   mcpDialects?: Record<string, McpDialect>;
   /** Web Push (key and subscriptions); without it the /api/push routes are absent. */
   push?: PushRoutesOptions;
+  /** The nodes on the relay's store (GET /api/nodes, and the node /api/health names). */
+  cluster?: Pick<Cluster, 'node' | 'kind' | 'nodes' | 'leases'>;
+  /** Counts this node's open streams and MCP calls, for the node list. */
+  load?: NodeLoad;
+  /** Whether MCP calls cut off by a restart are cancelled after their grace (false while other nodes are alive). */
+  recoverMcpCalls?: boolean;
+  /** Whether the store answers (GET /api/health is 503 while it does not). */
+  ping?: () => Promise<void>;
   /** The chat channels: their webhooks (mounted at /channels; each checks its platform's signature) and outbox status. */
   channels?: { webhooks: Hono; status(): Promise<unknown[]> };
 }
 
-export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections }: AppOptions) {
+export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls }: AppOptions) {
   const { relay } = access;
   const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text), logins };
   const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
@@ -63,7 +75,17 @@ export function createApp({ access, audit, sessions, token, calls, logins, publi
   app.use('/mcp', ownOrigin);
   app.use('/mcp/*', ownOrigin);
 
-  app.get('/api/health', (c) => c.json({ ok: true, version: VERSION }));
+  const where = cluster ? { store: cluster.kind, node: cluster.node } : {};
+  app.get('/api/health', async (c) => {
+    try {
+      await ping?.();
+    } catch {
+      // A load balancer's health check: this node cannot serve while its database is away.
+      const err = new RelayError('store_unavailable', 'The database does not answer; the relay serves again once it is back.');
+      return c.json({ ok: false, version: VERSION, ...where, ...err.toJSON() }, 503);
+    }
+    return c.json({ ok: true, version: VERSION, ...where });
+  });
   app.post('/api/login', (c) => login(c, tokens, cookie));
   app.post('/api/logout', (c) => logout(c, tokens, cookie));
   // Chat platforms cannot send the relay's token: each webhook checks its platform's signature instead.
@@ -76,14 +98,15 @@ export function createApp({ access, audit, sessions, token, calls, logins, publi
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.route('/api/audit', auditRoutes(audit));
+  if (cluster) app.route('/api/nodes', nodeRoutes(cluster));
   if (push) app.route('/api/push', pushRoutes(push));
   if (channels) app.get('/api/channels', humanOnly, async (c) => c.json({ channels: await channels.status() }));
-  app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data)));
+  app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data), load));
   const mcpOptions = mcp ?? mcpSettingsFromEnv(process.env);
   app.use('/mcp', requireToken(tokens));
   app.use('/mcp/*', requireToken(tokens));
   for (const [path, dialect] of Object.entries(mcpDialects)) {
-    app.all(path, mcpRoute(access, dialect, { ...mcpOptions, calls, connections, ...(sessions.toolbox ? { toolbox: sessions.toolbox } : {}) }));
+    app.all(path, mcpRoute(access, dialect, { ...mcpOptions, calls, connections, ...(load ? { load } : {}), ...(recoverMcpCalls === false ? { recoverOrphans: false } : {}), ...(sessions.toolbox ? { toolbox: sessions.toolbox } : {}) }));
   }
 
   webPage(app);

@@ -4,6 +4,7 @@ import type { Context } from 'hono';
 import type { Principal } from '../relay/access.js';
 import type { RelayEventName, RelayEvents } from '../relay/events.js';
 import type { AuthEnv } from './auth.js';
+import type { NodeLoad } from '../cluster/node-load.js';
 
 const HEARTBEAT_MS = 15_000;
 // A client that stops reading is cut off rather than buffered without end; it reconnects
@@ -25,7 +26,7 @@ function frame(name: string, data: unknown): string {
 // An agent token gets only the events of cards and sessions it may see (`shows`, which reads
 // the session store): each event is framed as it was when emitted, and the checks run one
 // after another, so the agent's events leave in the order they happened.
-export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: RelayEventName, data: unknown) => Promise<boolean>) {
+export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: RelayEventName, data: unknown) => Promise<boolean>, load?: NodeLoad) {
   return (c: Context<{ Bindings: HttpBindings } & AuthEnv>) => {
     const res = c.env.outgoing;
     const who = c.get('principal');
@@ -56,7 +57,9 @@ export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: R
       });
     });
     const heartbeat = setInterval(() => send(': ping\n\n'), HEARTBEAT_MS);
+    if (load) load.streams += 1;
     res.on('close', () => {
+      if (load) load.streams -= 1;
       clearInterval(heartbeat);
       unsubscribe();
     });

@@ -1,7 +1,7 @@
 import type { Context } from 'hono';
 import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import type { z } from 'zod';
-import { RelayError } from '../errors.js';
+import { RelayError, storeUnavailable } from '../errors.js';
 
 export const BODY_LIMIT = 64 * 1024;
 
@@ -87,6 +87,8 @@ export function describeIssues(error: z.ZodError): string {
 
 export function sendError(c: Context, err: unknown) {
   if (err instanceof RelayError) return c.json(err.toJSON(), err.status as ContentfulStatusCode);
+  const away = storeUnavailable(err);
+  if (away) return c.json(away.toJSON(), 503);
   console.error(err);
   return c.json({ error: { code: 'internal', message: 'The relay hit an unexpected error; see its log.' } }, 500);
 }

@@ -17,6 +17,7 @@ import type { ConnectionLimit } from './connection-limit.js';
 import { readLimitedOr } from './http.js';
 import type { CardDraft } from '../cards/model.js';
 import { VERSION } from '../version.js';
+import type { NodeLoad } from '../cluster/node-load.js';
 
 // /mcp: askrelay's MCP server over Streamable HTTP (behind the bearer token, see app.ts).
 // Sessions are stateful (Mcp-Session-Id) so that notifications/cancelled reaches the call
@@ -41,6 +42,10 @@ export interface McpRouteOptions {
   toolbox?: RelayToolbox;
   /** The callers' long-lived connections; without it MCP streams are not counted. */
   connections?: ConnectionLimit;
+  /** Counts the calls waiting on a card here, for the node list. */
+  load?: NodeLoad;
+  /** Whether calls cut off by a restart get the grace and are then cancelled (not with other nodes alive: theirs are live). */
+  recoverOrphans?: boolean;
 }
 
 const DEFAULT_IDLE_MS = 3600 * 1000;
@@ -111,7 +116,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
   const { tool } = dialect;
   const { relay } = access;
   const { toolbox } = options;
-  const waits = dialect.waits(relay, options.calls, { ...DEFAULT_TIMING, ...options.timing });
+  const waits = dialect.waits(relay, options.calls, { ...DEFAULT_TIMING, ...options.timing }, options.recoverOrphans ?? true);
   const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
   const sessions = new Map<string, McpSession>();
 
@@ -177,6 +182,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
       const args = raw && NON_OBJECT in raw ? raw[NON_OBJECT] : raw;
       const clientKey = request.params._meta?.[CALL_KEY];
       session.active += 1;
+      if (options.load) options.load.mcpCalls += 1;
       try {
         const result = await waits.call({
           arguments: args,
@@ -197,6 +203,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
         });
         return result as CallToolResult;
       } finally {
+        if (options.load) options.load.mcpCalls -= 1;
         session.active -= 1;
         session.lastSeen = Date.now();
         session.requests.delete(key);

@@ -11,6 +11,7 @@ import { AgentTokens } from './agent-tokens.js';
 import type { ProviderId, Session, SessionStatus, StartSession, TranscriptEntry } from './model.js';
 import { RELAY_TOOL_DEFINITIONS, RelayToolbox } from './relay-tool.js';
 import type { Runner, RunnerContext, RunnerFactory } from './runner.js';
+import type { SessionOwners } from './session-owners.js';
 
 // Runs agent sessions: starts a provider's runner, keeps status and transcript, hands
 // tool calls to the relay as cards, stops sessions, resumes them after a restart, and
@@ -37,6 +38,8 @@ export interface SessionManagerOptions {
   agentKey?: Buffer;
   /** Where a change made in the background (a runner's log line, heartbeat, saved state) that failed is told. */
   log?: (line: string) => void;
+  /** Several nodes on one database: which node runs which session (see session-owners.ts). */
+  owners?: SessionOwners;
 }
 
 interface Live {
@@ -137,6 +140,7 @@ export class SessionManager {
       updatedAt: now,
     };
     await this.options.store.insert(session);
+    await this.options.owners?.claim(session.id);
     await this.serial(session.id, () => this.log(session.id, 'user', input.prompt));
     const live = await this.launch(session, factory);
     await this.serial(session.id, () => this.firstTurn(session.id, live, () => live.runner.start(input.prompt, false)));
@@ -154,6 +158,7 @@ export class SessionManager {
   }
 
   async message(id: string, text: string): Promise<Session> {
+    if (await this.forwarded(id, 'message', text)) return this.get(id);
     // Idle, then running: one step, so two messages never both find the session idle.
     await this.serial(id, async () => {
       const session = await this.record(id);
@@ -169,6 +174,7 @@ export class SessionManager {
   }
 
   async stop(id: string): Promise<Session> {
+    if (await this.forwarded(id, 'stop')) return this.get(id);
     const stopping = await this.serial(id, async () => {
       const session = await this.record(id);
       if (CLOSED.includes(session.status)) return undefined;
@@ -182,23 +188,71 @@ export class SessionManager {
     live?.controller.abort();
     for (const card of await this.options.relay.list({ sessionId: id, status: 'pending' })) await this.options.relay.cancel(card.id);
     await live?.runner.stop().catch(() => {});
+    await this.options.owners?.release(id).catch(() => {});
     return this.get(id);
   }
 
   /** After a restart: picks every unfinished session up where its provider can. */
   async recover(): Promise<void> {
-    for (const session of await this.options.store.active()) {
-      const factory = this.options.providers[session.provider];
-      if (!factory) {
-        await this.serial(session.id, () => this.update(session.id, { status: 'failed', error: `The provider "${session.provider}" is not available any more.` }));
-        continue;
-      }
-      const live = await this.launch(session, factory);
-      if (session.status === 'idle') continue;
-      const prompt = (await this.options.store.transcript(session.id)).find((e) => e.role === 'user')?.text ?? '';
-      await this.serial(session.id, () => this.firstTurn(session.id, live, () => live.runner.start(prompt, true)));
-    }
+    await this.adopt();
     this.startWatchdog();
+  }
+
+  /**
+   * Picks up the unfinished sessions no node runs: after a restart, and (several nodes) those
+   * of a node that stopped, once its lease ran out. A session whose engine keeps its state on
+   * the stopped node's disk fails, saying so.
+   */
+  async adopt(): Promise<void> {
+    const { owners } = this.options;
+    for (const session of await this.options.store.active()) {
+      if (this.live.has(session.id) || this.closing) continue;
+      const claim = owners ? await owners.claim(session.id) : { held: true };
+      if (!claim.held) continue;
+      await this.resume(session, claim.from);
+    }
+  }
+
+  private async resume(session: Session, from: string | undefined): Promise<void> {
+    const factory = this.options.providers[session.provider];
+    const fail = (error: string) => this.serial(session.id, () => this.update(session.id, { status: 'failed', error }));
+    if (!factory) return fail(`The provider "${session.provider}" is not available any more.`);
+    if (from && !factory.movable?.includes(session.engine)) {
+      await fail(
+        `The session ran on node ${from}, which stopped; its ${session.engine} engine keeps its state on that node's disk, so node ${this.options.owners?.node} cannot resume it. Start it again.`,
+      );
+      return this.options.owners?.release(session.id);
+    }
+    const live = await this.launch(session, factory);
+    if (session.status === 'idle') return;
+    const prompt = (await this.options.store.transcript(session.id)).find((e) => e.role === 'user')?.text ?? '';
+    await this.serial(session.id, () => this.firstTurn(session.id, live, () => live.runner.start(prompt, true)));
+  }
+
+  /** Sessions whose runner is on this node. */
+  liveIds(): string[] {
+    return [...this.live.keys()];
+  }
+
+  /** Another node runs the session now: its runner here stops, writing nothing more. */
+  async drop(id: string): Promise<void> {
+    const live = this.live.get(id);
+    if (!live) return;
+    this.live.delete(id);
+    live.controller.abort();
+    await live.runner.stop().catch(() => {});
+  }
+
+  /** Hands a message or stop to the node running the session, when that is another one: true if it was. */
+  private async forwarded(id: string, op: 'message' | 'stop', text?: string): Promise<boolean> {
+    const { owners } = this.options;
+    if (!owners || this.live.has(id)) return false;
+    const node = await owners.holder(id);
+    // No node holds it (its node stopped and the lease ran out): this node takes it now.
+    if (!node) await this.adopt();
+    if (!node || node === owners.node) return false;
+    await owners.forward(node, op, { id, ...(text !== undefined ? { text } : {}) });
+    return true;
   }
 
   async close(): Promise<void> {

@@ -55,6 +55,12 @@ export interface Runner {
 export interface RunnerFactory {
   /** Engines this provider offers, the first being the default. */
   readonly engines: readonly string[];
+  /**
+   * Engines whose whole state is in the store (loadState/saveState), so another node can
+   * resume their sessions when the node running them stops. The others keep state on the
+   * node's disk (Claude Code, the Copilot runtime): their sessions fail with the node.
+   */
+  readonly movable?: readonly string[];
   /** The default model when the session names none. */
   defaultModel(env: NodeJS.ProcessEnv): string;
   create(ctx: RunnerContext): Runner;

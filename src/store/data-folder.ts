@@ -99,3 +99,13 @@ export function loadOrCreateAuditKey(dataDir: string, fromEnv?: string): Loaded<
   if (problem) throw new Error(problem);
   return { value: Buffer.from(stored) };
 }
+
+/** The audit key file a data folder holds, if any (a node on PostgreSQL reads it, never makes it). */
+export function existingAuditKey(dataDir: string): string | undefined {
+  const file = join(dataDir, AUDIT_KEY_FILE);
+  const stored = readSecret(file);
+  if (stored === undefined) return undefined;
+  const problem = shortSecret(`the audit key in ${file}`, 'key', stored, 'Put the key back from a backup, or delete the file.');
+  if (problem) throw new Error(problem);
+  return stored;
+}

@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { soloCluster, type Cluster } from '../cluster/cluster.js';
 import { asyncAudit, type AsyncAuditStore } from './audit-store.js';
 import { asyncCalls, type AsyncCallStore } from './call-store.js';
 import { asyncChannels, type AsyncChannelStore } from './channel-store.js';
@@ -20,6 +21,10 @@ export interface Stores {
   push: AsyncPushSubscriptionStore;
   channels: AsyncChannelStore;
   logins: AsyncLoginStore;
+  /** Resolves when the store answers (GET /api/health). */
+  ping(): Promise<void>;
+  /** Joins the nodes on this store as `node` (the embedded file has only this one). */
+  joinCluster(node: string, leaseMs: number, log?: (line: string) => void): Promise<Cluster>;
   /** Writes what is queued (the audit log's last turn) and lets go of the database. */
   close(): Promise<void>;
 }
@@ -38,6 +43,8 @@ export function sqliteStores(dataDir: string, auditKey: Buffer): Stores {
     push: asyncPush(store.push),
     channels: asyncChannels(store.channels),
     logins: asyncLogins(store.logins),
+    joinCluster: async (node, leaseMs) => soloCluster(node, leaseMs),
+    ping: async () => {},
     close: async () => store.close(),
   };
 }

@@ -1,3 +1,4 @@
+import { hostname } from 'node:os';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
@@ -35,7 +36,9 @@ describe('health and auth', () => {
   it('GET /api/health needs no token', async () => {
     const res = await fetch(new URL('/api/health', relay.url));
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ ok: true, version: '0.1.0' });
+    expect(await res.json()).toEqual({ ok: true, version: '0.1.0', store: 'sqlite', node: relay.node });
+    // The default name is host:port; a relay on port 0 does not know its port yet when it names itself.
+    expect(relay.node).toBe(`${hostname()}:pid${process.pid}`);
   });
 
   it.each([

@@ -74,9 +74,9 @@ export class PostgresLeases {
     return rows[0]?.holder;
   }
 
-  /** Gives up every lease `holder` has (a node stopping cleanly). */
-  async releaseAll(holder: string): Promise<void> {
-    await this.pool.query('UPDATE leases SET expires_at = 0 WHERE holder = $1', [holder]);
+  /** Gives up every lease `holder` has (a node stopping cleanly), but those named `keep…`. */
+  async releaseAll(holder: string, keep?: string): Promise<void> {
+    await this.pool.query('UPDATE leases SET expires_at = 0 WHERE holder = $1 AND ($2::text IS NULL OR NOT starts_with(name, $2))', [holder, keep ?? null]);
   }
 
   /** Every lease, held or run out (for GET /api/nodes: what each node holds). */

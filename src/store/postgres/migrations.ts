@@ -184,6 +184,19 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 7,
+    name: 'bus payloads',
+    // A message between nodes too big for NOTIFY (8000 bytes) waits here, named by its id;
+    // rows older than a few minutes are deleted by the next big message.
+    sql: `
+      CREATE TABLE bus_payloads (
+        id         BIGSERIAL PRIMARY KEY,
+        data       TEXT NOT NULL,
+        created_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes to migrate. */

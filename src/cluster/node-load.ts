@@ -1,0 +1,11 @@
+// What this node holds right now, counted where it happens (the event stream route, the MCP
+// route): shown for each node by GET /api/nodes, so an operator sees where the load is.
+
+export interface NodeLoad {
+  /** Open event streams (GET /api/events). */
+  streams: number;
+  /** MCP tools/call requests waiting on a card. */
+  mcpCalls: number;
+}
+
+export const newNodeLoad = (): NodeLoad => ({ streams: 0, mcpCalls: 0 });
