@@ -36,9 +36,13 @@ export async function probeBenchDatabase(): Promise<void> {
   }
 }
 
-export async function benchDatabase(): Promise<BenchDatabase> {
+/** `asyncCommit`: diagnosis only, the database's commits do not wait for the WAL flush (synchronous_commit = off). */
+export async function benchDatabase(options: { asyncCommit?: boolean } = {}): Promise<BenchDatabase> {
   const name = `askrelay_bench_${randomBytes(6).toString('hex')}`;
-  await admin((c) => c.query(`CREATE DATABASE ${name}`));
+  await admin(async (c) => {
+    await c.query(`CREATE DATABASE ${name}`);
+    if (options.asyncCommit) await c.query(`ALTER DATABASE ${name} SET synchronous_commit = off`);
+  });
   const url = new URL(BENCH_ADMIN_URL);
   url.pathname = `/${name}`;
   return {
@@ -83,4 +87,51 @@ export function cpuBetween(before: Map<number, number>, after: Map<number, numbe
   let sum = 0;
   for (const [pid, ms] of after) sum += ms - (before.get(pid) ?? 0);
   return sum;
+}
+
+export interface Activity {
+  samples: number;
+  /** Mean connections to the database per sample. */
+  connections: number;
+  /** Mean backends per sample in each busy state: `CPU` (active, no wait), `Type:Event` (active, waiting), `idle in transaction`. */
+  busy: Record<string, number>;
+}
+
+/**
+ * Samples pg_stat_activity for `database` every `everyMs` from the admin connection (which is
+ * not counted): where the backends spend their time (running, waiting on a lock, on the WAL,
+ * or idle inside a transaction while its client works).
+ */
+export async function sampleActivity(database: string, everyMs: number): Promise<{ stop(): Promise<Activity> }> {
+  const client = new pg.Client({ connectionString: BENCH_ADMIN_URL, connectionTimeoutMillis: 5000 });
+  await client.connect();
+  const busy: Record<string, number> = {};
+  let samples = 0;
+  let connections = 0;
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const { rows } = await client.query<{ state: string | null; wait_event_type: string | null; wait_event: string | null }>(
+        `SELECT state, wait_event_type, wait_event FROM pg_stat_activity WHERE datname = $1 AND backend_type = 'client backend'`,
+        [database],
+      );
+      samples++;
+      connections += rows.length;
+      for (const row of rows) {
+        const key =
+          row.state === 'active' ? (row.wait_event_type ? `${row.wait_event_type}:${row.wait_event}` : 'CPU') : row.state?.startsWith('idle in transaction') ? 'idle in transaction' : undefined;
+        // A LISTEN connection waits in ClientRead while idle: only the busy states count.
+        if (key && key !== 'Client:ClientRead') busy[key] = (busy[key] ?? 0) + 1;
+      }
+      await new Promise((r) => setTimeout(r, everyMs));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop.finally(() => client.end());
+      const mean = (n: number) => (samples ? n / samples : 0);
+      return { samples, connections: mean(connections), busy: Object.fromEntries(Object.entries(busy).map(([k, v]) => [k, mean(v)])) };
+    },
+  };
 }

@@ -12,7 +12,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { backendCpu, benchDatabase, cpuBetween, type BenchDatabase } from './bench-database.js';
+import { backendCpu, benchDatabase, cpuBetween, sampleActivity, type Activity, type BenchDatabase } from './bench-database.js';
 import { Child, SseClient, request, stats, type SseEvent, type Stats } from './client.js';
 import { BENCH_ANSWER, benchDraft } from './draft.js';
 
@@ -30,6 +30,8 @@ export interface NodesOptions {
   crossNodeTimeoutMs: number;
   /** Extra node flags for the relay processes (BENCH_CPU_PROF). */
   execArgv: string[];
+  /** Diagnosis: the bench databases commit without waiting for the WAL flush. */
+  asyncCommit?: boolean;
 }
 
 export interface NodesRun {
@@ -46,6 +48,8 @@ export interface NodesRun {
   perSecond?: number;
   /** CPU (ms, user + system) per throughput cycle: all relay processes, the database's backends, this harness. */
   cpu?: { nodes: number; database?: number; harness: number };
+  /** pg_stat_activity sampled during the throughput phase (PostgreSQL columns). */
+  activity?: Activity;
 }
 
 const AUDIT_KEY = 'bench-audit-key-0123456789abcdef';
@@ -95,9 +99,9 @@ class Cluster {
     private readonly dirs: string[],
   ) {}
 
-  static async start(column: Column, execArgv: string[]): Promise<Cluster> {
+  static async start(column: Column, execArgv: string[], asyncCommit = false): Promise<Cluster> {
     const count = column.store === 'sqlite' ? 1 : column.nodes;
-    const db = column.store === 'postgres' ? await benchDatabase() : undefined;
+    const db = column.store === 'postgres' ? await benchDatabase({ asyncCommit }) : undefined;
     const dirs: string[] = [];
     const nodes: Child[] = [];
     const watches: Watch[] = [];
@@ -199,7 +203,7 @@ async function concurrent(cluster: Cluster, clients: number, ms: number, tag: st
 
 async function measure(column: Column, options: NodesOptions): Promise<NodesRun> {
   const label = columnLabel(column);
-  const cluster = await Cluster.start(column, options.execArgv);
+  const cluster = await Cluster.start(column, options.execArgv, options.asyncCommit);
   try {
     const n = cluster.nodes.length;
     const { warmup, iterations, crossNodeTimeoutMs: timeoutMs } = options;
@@ -214,8 +218,15 @@ async function measure(column: Column, options: NodesOptions): Promise<NodesRun>
 
     await concurrent(cluster, options.clients, (options.seconds * 1000) / 5, `warm ${label}`, timeoutMs);
     const nodeCpu = () => Promise.all(cluster.nodes.map(async (node) => (await node.call<Times>({ cmd: 'serverTimes', reset: true })).cpu));
+    const sampler = cluster.db ? await sampleActivity(cluster.db.name, 20) : undefined;
     const [n0, d0, h0] = [await nodeCpu(), cluster.db ? backendCpu(cluster.db.name) : undefined, process.cpuUsage()];
-    const load = await concurrent(cluster, options.clients, options.seconds * 1000, `load ${label}`, timeoutMs);
+    let load: Awaited<ReturnType<typeof concurrent>>;
+    let activity: Activity | undefined;
+    try {
+      load = await concurrent(cluster, options.clients, options.seconds * 1000, `load ${label}`, timeoutMs);
+    } finally {
+      activity = await sampler?.stop();
+    }
     const [n1, d1, h1] = [await nodeCpu(), cluster.db ? backendCpu(cluster.db.name) : undefined, process.cpuUsage()];
     const cycles = load.samples.length;
     const database = d0 && d1 && d1.size ? cpuBetween(d0, d1) / cycles : undefined;
@@ -233,6 +244,7 @@ async function measure(column: Column, options: NodesOptions): Promise<NodesRun>
         ...(database !== undefined ? { database } : {}),
         harness: cpuMs(h0, h1) / cycles,
       },
+      ...(activity ? { activity } : {}),
     };
   } finally {
     await cluster.stop();
@@ -273,7 +285,20 @@ export function nodesTable(runs: NodesRun[], clients: number, ms: (v: number) =>
     row('  (relay CPU per cycle, all nodes)', (r) => ms(r.cpu.nodes)),
     row('  (PostgreSQL backends CPU per cycle)', (r) => (r.cpu.database === undefined ? '-' : ms(r.cpu.database))),
     row('  (bench client CPU per cycle)', (r) => ms(r.cpu.harness)),
+    row('  (PostgreSQL backends busy, mean)', (r) => (r.activity ? sum(r.activity.busy).toFixed(2) : '-')),
   ];
-  const notes = runs.filter((r) => r.error).map((r) => `${r.label} failed: ${r.error}`);
+  const notes = runs.flatMap((r) => (r.activity ? [`${r.label}, PostgreSQL during the ${clients}-client run: ${describe(r.activity)}`] : []));
+  notes.push(...runs.filter((r) => r.error).map((r) => `${r.label} failed: ${r.error}`));
   return { rows, notes };
+}
+
+const sum = (busy: Record<string, number>) => Object.values(busy).reduce((a, b) => a + b, 0);
+
+/** "20.0 connections; busy 2.10 = CPU 1.20, IO:WALSync 0.50, …" (means over the samples). */
+function describe(a: Activity): string {
+  const parts = Object.entries(a.busy)
+    .sort((x, y) => y[1] - x[1])
+    .filter(([, v]) => v >= 0.01)
+    .map(([k, v]) => `${k} ${v.toFixed(2)}`);
+  return `${a.connections.toFixed(1)} connections; backends busy ${sum(a.busy).toFixed(2)} on average${parts.length ? ` = ${parts.join(', ')}` : ''} (${a.samples} samples)`;
 }

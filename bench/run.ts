@@ -15,6 +15,7 @@
 //   BENCH_NODES=1,2,3      PostgreSQL node counts for the nodes table, beside SQLite (empty: no nodes table)
 //   BENCH_CLIENTS=8        concurrent clients for the nodes table's throughput
 //   BENCH_THROUGHPUT_S=10  seconds each column of the nodes table runs its clients
+//   BENCH_PG_ASYNC_COMMIT=1 diagnosis: the nodes table's databases commit without waiting for the WAL flush
 //   ASKRELAY_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test
 //                          admin connection that creates (and drops) a database per column
 //   BENCH_QUICK=1          smoke run: every default above shrinks (explicit settings still win)
@@ -418,7 +419,7 @@ async function main() {
   const columns: Column[] = NODE_COUNTS.length ? [{ store: 'sqlite' }, ...NODE_COUNTS.map((nodes) => ({ store: 'postgres' as const, nodes }))] : [];
   if (columns.length) log(`SQLite and PostgreSQL with ${NODE_COUNTS.join(', ')} nodes on one database: latency and throughput…`);
   const nodes = columns.length
-    ? await nodesColumns(columns, { iterations: ITER, warmup: WARMUP, clients: CLIENTS, seconds: THROUGHPUT_S, crossNodeTimeoutMs: 5000, execArgv: PROFILE }, log)
+    ? await nodesColumns(columns, { iterations: ITER, warmup: WARMUP, clients: CLIENTS, seconds: THROUGHPUT_S, crossNodeTimeoutMs: 5000, execArgv: PROFILE, asyncCommit: process.env.BENCH_PG_ASYNC_COMMIT === '1' }, log)
     : undefined;
   agent.destroy();
 
