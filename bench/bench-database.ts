@@ -89,12 +89,20 @@ export function cpuBetween(before: Map<number, number>, after: Map<number, numbe
   return sum;
 }
 
+/** Sums over the samples (divide by `samples` for the means), so that blocks add up. */
 export interface Activity {
   samples: number;
-  /** Mean connections to the database per sample. */
+  /** Connections to the database, summed over the samples. */
   connections: number;
-  /** Mean backends per sample in each busy state: `CPU` (active, no wait), `Type:Event` (active, waiting), `idle in transaction`. */
+  /** Backends in each busy state, summed over the samples: `CPU` (active, no wait), `Type:Event` (active, waiting), `idle in transaction`. */
   busy: Record<string, number>;
+}
+
+export function addActivity(a: Activity | undefined, b: Activity): Activity {
+  if (!a) return b;
+  const busy = { ...a.busy };
+  for (const [k, v] of Object.entries(b.busy)) busy[k] = (busy[k] ?? 0) + v;
+  return { samples: a.samples + b.samples, connections: a.connections + b.connections, busy };
 }
 
 /**
@@ -130,8 +138,7 @@ export async function sampleActivity(database: string, everyMs: number): Promise
     stop: async () => {
       running = false;
       await loop.finally(() => client.end());
-      const mean = (n: number) => (samples ? n / samples : 0);
-      return { samples, connections: mean(connections), busy: Object.fromEntries(Object.entries(busy).map(([k, v]) => [k, mean(v)])) };
+      return { samples, connections, busy };
     },
   };
 }

@@ -1,31 +1,29 @@
 // Several nodes as one relay: the same create → SSE / answer → release cycle on the embedded
-// SQLite relay and on 1, 2 and 3 relay processes sharing one PostgreSQL database, first one
-// cycle at a time (latency), then with concurrent clients (throughput).
+// SQLite relay and on 1, 2 and 3 relay processes sharing one PostgreSQL database, one cycle
+// at a time (latency) and with concurrent clients (throughput). The cycles of N nodes cross
+// nodes (bench/node-cluster.ts): what they cost beyond one node is the price of "several
+// nodes as one relay", the events travelling between nodes through the database.
 //
-// On N nodes a cycle crosses nodes the way an agent and a human on different nodes do: the
-// card is created on node a (the agent's), its card.created is awaited on node b's event
-// stream (the human's page), the agent's long poll waits on node a and the answer goes to
-// node b. With one node a = b. What a cycle costs beyond one node is the price of "several
-// nodes as one relay": the events travelling between nodes through the database.
+// Every cluster runs for the whole table and the columns take turns in rounds (the order
+// reversed every other round), so that a machine whose load drifts, as a shared one does,
+// weighs on every column alike instead of on whichever ran last.
 
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { backendCpu, benchDatabase, cpuBetween, sampleActivity, type Activity, type BenchDatabase } from './bench-database.js';
-import { Child, SseClient, request, stats, type SseEvent, type Stats } from './client.js';
-import { BENCH_ANSWER, benchDraft } from './draft.js';
+import { addActivity, backendCpu, cpuBetween, sampleActivity, type Activity } from './bench-database.js';
+import { stats, type Stats } from './client.js';
+import { Cluster, columnLabel, concurrent, cycle, type Column, type Sample } from './node-cluster.js';
 
-export type Column = { store: 'sqlite' } | { store: 'postgres'; nodes: number };
+export { columnLabel, type Column } from './node-cluster.js';
 
 export interface NodesOptions {
-  /** Sequential cycles measured for the latency rows (after `warmup` unmeasured ones). */
+  /** Sequential cycles measured for the latency rows, over all rounds (after `warmup` unmeasured ones). */
   iterations: number;
   warmup: number;
   /** Concurrent clients for the throughput rows, each running cycles back to back. */
   clients: number;
-  /** How long the throughput phase runs (after a warm-up of a fifth of it). */
+  /** How long each column runs its clients, over all rounds (each block after a short warm-up). */
   seconds: number;
+  rounds: number;
   /** How long a cycle waits for an event from another node before it fails the column. */
   crossNodeTimeoutMs: number;
   /** Extra node flags for the relay processes (BENCH_CPU_PROF). */
@@ -41,239 +39,134 @@ export interface NodesRun {
   error?: string;
   sse?: Stats;
   release?: Stats;
-  /** The same two measurements, taken during the throughput phase. */
+  /** The same two measurements, taken during the throughput blocks. */
   loadSse?: Stats;
   loadRelease?: Stats;
   cycles?: number;
   perSecond?: number;
   /** CPU (ms, user + system) per throughput cycle: all relay processes, the database's backends, this harness. */
   cpu?: { nodes: number; database?: number; harness: number };
-  /** pg_stat_activity sampled during the throughput phase (PostgreSQL columns). */
+  /** pg_stat_activity sampled during the throughput blocks (PostgreSQL columns). */
   activity?: Activity;
 }
 
-const AUDIT_KEY = 'bench-audit-key-0123456789abcdef';
-const cpuMs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => (b.user + b.system - a.user - a.system) / 1000;
 type Times = { ok: true; times: Record<string, number[]>; cpu: NodeJS.CpuUsage };
+const cpuMs = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage) => (b.user + b.system - a.user - a.system) / 1000;
 
-export const columnLabel = (c: Column) => (c.store === 'sqlite' ? 'SQLite' : `PG ${c.nodes} node${c.nodes === 1 ? '' : 's'}`);
+/** What one column gathers over its blocks. */
+class Tally {
+  serial = 0;
+  latency: Sample[] = [];
+  load: Sample[] = [];
+  seconds = 0;
+  cpu = { nodes: 0, database: 0, harness: 0 };
+  activity?: Activity;
+  error?: string;
 
-/** One event stream on a node, handing each card.created to whoever expects that title. */
-class Watch {
-  private readonly expected = new Map<string, (e: SseEvent) => void>();
-
-  constructor(readonly sse: SseClient) {
-    sse.on((e) => {
-      if (e.event !== 'card.created') return;
-      const title = (JSON.parse(e.data) as { title?: string }).title;
-      const hit = title === undefined ? undefined : this.expected.get(title);
-      if (!hit) return;
-      this.expected.delete(title!);
-      hit(e);
-    });
-  }
-
-  /** Registered before the POST is sent, so an event faster than its response is not missed. */
-  expect(title: string) {
-    let resolve!: (e: SseEvent) => void;
-    const seen = new Promise<SseEvent>((r) => (resolve = r));
-    this.expected.set(title, resolve);
-    return {
-      within: (ms: number, failure: string) => withTimeout(seen, ms, failure),
-      cancel: () => this.expected.delete(title),
-    };
-  }
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number, failure: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(failure)), ms)));
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
-}
-
-class Cluster {
-  private constructor(
-    readonly nodes: Child[],
-    readonly watches: Watch[],
-    readonly db: BenchDatabase | undefined,
-    private readonly dirs: string[],
+  constructor(
+    readonly column: Column,
+    readonly cluster?: Cluster,
   ) {}
 
-  static async start(column: Column, execArgv: string[], asyncCommit = false): Promise<Cluster> {
-    const count = column.store === 'sqlite' ? 1 : column.nodes;
-    const db = column.store === 'postgres' ? await benchDatabase({ asyncCommit }) : undefined;
-    const dirs: string[] = [];
-    const nodes: Child[] = [];
-    const watches: Watch[] = [];
-    const cluster = new Cluster(nodes, watches, db, dirs);
-    try {
-      // One after the other: the bench measures running nodes, not a concurrent start.
-      for (let i = 0; i < count; i++) {
-        dirs.push(mkdtempSync(join(tmpdir(), 'askrelay-bench-node-')));
-        // Every node: its own data folder, the same token (the bench child sets it) and audit key.
-        const env = db ? { ASKRELAY_DATABASE_URL: db.url, ASKRELAY_NODE_ID: `bench-${i}`, ASKRELAY_AUDIT_KEY: AUDIT_KEY } : {};
-        nodes.push(await Child.start(['relay', dirs[i]], execArgv, { BENCH_RELAY_ENV: JSON.stringify(env) }));
-      }
-      for (const node of nodes) {
-        const sse = new SseClient();
-        watches.push(new Watch(sse));
-        await sse.open(node.url, '/api/events', node.token);
-      }
-      return cluster;
-    } catch (err) {
-      await cluster.stop();
-      throw err;
-    }
-  }
-
-  async stop(): Promise<void> {
-    this.watches.forEach((w) => w.sse.close());
-    await Promise.all(this.nodes.map((n) => n.stop()));
-    this.dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true }));
-    await this.db?.drop();
-  }
-}
-
-/** One cycle: create on node a, seen on node b's stream; long poll on a, answered on b. */
-async function cycle(cluster: Cluster, a: number, b: number, title: string, timeoutMs: number) {
-  const node = cluster.nodes[a];
-  const other = cluster.nodes[b];
-  const seconds = Math.ceil(timeoutMs / 1000);
-  const expectation = cluster.watches[b].expect(title);
-  const t0 = performance.now();
-  const post = await request(node.url, 'POST', '/api/cards', { token: node.token, json: benchDraft(title) });
-  if (post.status !== 201) {
-    expectation.cancel();
-    throw new Error(`POST /api/cards on node ${a}: HTTP ${post.status} ${post.text}`);
-  }
-  const created = await expectation.within(
-    timeoutMs,
-    `card.created of a card made on node ${a} did not reach node ${b}'s event stream within ${seconds} s` +
-      (a === b ? '' : ': events do not cross nodes (is the event bus wired into the relay?)'),
-  );
-  const id = (JSON.parse(post.text) as { id: string }).id;
-
-  // The server ends the long poll with 204 after `seconds`: a release that never comes fails
-  // the column instead of hanging it.
-  const wait = request(node.url, 'GET', `/api/cards/${id}/wait?timeout=${seconds}`, { token: node.token });
-  // Barrier (see docs/performance.md): once node a answers this, it has read the long poll.
-  const barrier = await request(node.url, 'GET', '/api/health');
-  if (barrier.status !== 200) throw new Error(`health on node ${a}: HTTP ${barrier.status}`);
-  const t1 = performance.now();
-  const answer = await request(other.url, 'POST', `/api/cards/${id}/answer`, { token: other.token, json: { answers: BENCH_ANSWER } });
-  const released = await wait;
-  if (answer.status !== 200) throw new Error(`answer on node ${b}: HTTP ${answer.status} ${answer.text}`);
-  if (released.status === 204) {
-    throw new Error(
-      `the answer on node ${b} did not release the long poll on node ${a} within ${seconds} s` +
-        (a === b ? '' : ': events do not cross nodes (is the event bus wired into the relay?)'),
-    );
-  }
-  if (released.status !== 200 || (JSON.parse(released.text) as { status: string }).status !== 'answered') {
-    throw new Error(`wait on node ${a}: HTTP ${released.status} ${released.text}`);
-  }
-  return { sse: created.at - t0, release: released.at - t1 };
-}
-
-type Sample = Awaited<ReturnType<typeof cycle>>;
-
-/** `clients` loops of back-to-back cycles until `ms` has passed; client k lives on node k mod N. */
-async function concurrent(cluster: Cluster, clients: number, ms: number, tag: string, timeoutMs: number) {
-  const n = cluster.nodes.length;
-  const samples: Sample[] = [];
-  const errors: unknown[] = [];
-  const start = performance.now();
-  const end = start + ms;
-  let serial = 0;
-  await Promise.all(
-    Array.from({ length: clients }, async (_, k) => {
-      const a = k % n;
-      const b = (a + 1) % n;
-      try {
-        while (!errors.length && performance.now() < end) samples.push(await cycle(cluster, a, b, `${tag} c${k} ${serial++}`, timeoutMs));
-      } catch (err) {
-        errors.push(err);
-      }
-    }),
-  );
-  if (errors.length) throw errors[0];
-  // Cycles started before the end finish after it: count them over the time they really took.
-  return { samples, seconds: (performance.now() - start) / 1000 };
-}
-
-async function measure(column: Column, options: NodesOptions): Promise<NodesRun> {
-  const label = columnLabel(column);
-  const cluster = await Cluster.start(column, options.execArgv, options.asyncCommit);
-  try {
+  /** One block: `iterations` cycles one at a time, then `ms` of `clients` concurrent ones. */
+  async block(options: NodesOptions, iterations: number, ms: number, warmup: number): Promise<void> {
+    const cluster = this.cluster!;
     const n = cluster.nodes.length;
-    const { warmup, iterations, crossNodeTimeoutMs: timeoutMs } = options;
-    let serial = 0;
+    const label = columnLabel(this.column);
+    const timeoutMs = options.crossNodeTimeoutMs;
     const once = () => {
-      const a = serial % n;
-      return cycle(cluster, a, (a + 1) % n, `nodes ${label} ${serial++}`, timeoutMs);
+      const a = this.serial % n;
+      return cycle(cluster, a, (a + 1) % n, `nodes ${label} ${this.serial++}`, timeoutMs);
     };
     for (let i = 0; i < warmup; i++) await once();
-    const samples: Sample[] = [];
-    for (let i = 0; i < iterations; i++) samples.push(await once());
+    for (let i = 0; i < iterations; i++) this.latency.push(await once());
 
-    await concurrent(cluster, options.clients, (options.seconds * 1000) / 5, `warm ${label}`, timeoutMs);
+    await concurrent(cluster, options.clients, Math.min(1000, ms / 5), `warm ${label} ${this.serial++}`, timeoutMs);
     const nodeCpu = () => Promise.all(cluster.nodes.map(async (node) => (await node.call<Times>({ cmd: 'serverTimes', reset: true })).cpu));
-    const sampler = cluster.db ? await sampleActivity(cluster.db.name, 20) : undefined;
-    const [n0, d0, h0] = [await nodeCpu(), cluster.db ? backendCpu(cluster.db.name) : undefined, process.cpuUsage()];
+    const db = cluster.db;
+    const sampler = db ? await sampleActivity(db.name, 20) : undefined;
+    const [n0, d0, h0] = [await nodeCpu(), db ? backendCpu(db.name) : undefined, process.cpuUsage()];
     let load: Awaited<ReturnType<typeof concurrent>>;
-    let activity: Activity | undefined;
     try {
-      load = await concurrent(cluster, options.clients, options.seconds * 1000, `load ${label}`, timeoutMs);
+      load = await concurrent(cluster, options.clients, ms, `load ${label} ${this.serial++}`, timeoutMs);
     } finally {
-      activity = await sampler?.stop();
+      const activity = await sampler?.stop();
+      if (activity) this.activity = addActivity(this.activity, activity);
     }
-    const [n1, d1, h1] = [await nodeCpu(), cluster.db ? backendCpu(cluster.db.name) : undefined, process.cpuUsage()];
-    const cycles = load.samples.length;
-    const database = d0 && d1 && d1.size ? cpuBetween(d0, d1) / cycles : undefined;
+    const [n1, d1, h1] = [await nodeCpu(), db ? backendCpu(db.name) : undefined, process.cpuUsage()];
+    this.load.push(...load.samples);
+    this.seconds += load.seconds;
+    this.cpu.nodes += n0.reduce((sum, c0, i) => sum + cpuMs(c0, n1[i]), 0);
+    this.cpu.database += d0 && d1 ? cpuBetween(d0, d1) : 0;
+    this.cpu.harness += cpuMs(h0, h1);
+  }
+
+  result(): NodesRun {
+    const label = columnLabel(this.column);
+    if (this.error) return { column: this.column, label, error: this.error };
+    const cycles = this.load.length;
     return {
-      column,
+      column: this.column,
       label,
-      sse: stats(samples.map((s) => s.sse)),
-      release: stats(samples.map((s) => s.release)),
-      loadSse: stats(load.samples.map((s) => s.sse)),
-      loadRelease: stats(load.samples.map((s) => s.release)),
+      sse: stats(this.latency.map((s) => s.sse)),
+      release: stats(this.latency.map((s) => s.release)),
+      loadSse: stats(this.load.map((s) => s.sse)),
+      loadRelease: stats(this.load.map((s) => s.release)),
       cycles,
-      perSecond: cycles / load.seconds,
+      perSecond: cycles / this.seconds,
       cpu: {
-        nodes: n0.reduce((sum, c0, i) => sum + cpuMs(c0, n1[i]), 0) / cycles,
-        ...(database !== undefined ? { database } : {}),
-        harness: cpuMs(h0, h1) / cycles,
+        nodes: this.cpu.nodes / cycles,
+        // backendCpu reads /proc: none when the server runs elsewhere.
+        ...(this.column.store === 'postgres' && this.cpu.database > 0 ? { database: this.cpu.database / cycles } : {}),
+        harness: this.cpu.harness / cycles,
       },
-      ...(activity ? { activity } : {}),
+      ...(this.activity ? { activity: this.activity } : {}),
     };
-  } finally {
-    await cluster.stop();
   }
 }
 
-/** Every column in turn; a column that fails is reported as failed and the next one still runs. */
+/** Every column, in rounds; a column that fails is reported as failed and the others go on. */
 export async function nodesColumns(columns: Column[], options: NodesOptions, log: (line: string) => void): Promise<NodesRun[]> {
-  const runs: NodesRun[] = [];
-  for (const column of columns) {
-    const label = columnLabel(column);
-    log(`${label}: ${options.iterations} cycles one at a time, then ${options.clients} clients for ${options.seconds} s…`);
-    try {
-      const run = await measure(column, options);
-      log(`  ${run.perSecond!.toFixed(0)} cycles/s`);
-      runs.push(run);
-    } catch (err) {
-      log(`  ${label} failed: ${(err as Error).message}`);
-      runs.push({ column, label, error: (err as Error).message });
+  const tallies: Tally[] = [];
+  try {
+    for (const column of columns) {
+      try {
+        tallies.push(new Tally(column, await Cluster.start(column, options.execArgv, options.asyncCommit)));
+      } catch (err) {
+        log(`  ${columnLabel(column)} did not start: ${(err as Error).message}`);
+        const failed = new Tally(column);
+        failed.error = `did not start: ${(err as Error).message}`;
+        tallies.push(failed);
+      }
     }
+    const rounds = Math.max(1, options.rounds);
+    const iterations = Math.max(1, Math.round(options.iterations / rounds));
+    const ms = (options.seconds * 1000) / rounds;
+    for (let round = 0; round < rounds; round++) {
+      const started = performance.now();
+      for (const tally of round % 2 === 0 ? tallies : [...tallies].reverse()) {
+        if (tally.error) continue;
+        try {
+          await tally.block(options, iterations, ms, round === 0 ? options.warmup : Math.ceil(options.warmup / 10));
+        } catch (err) {
+          tally.error = (err as Error).message;
+          log(`  ${columnLabel(tally.column)} failed: ${tally.error}`);
+        }
+      }
+      const line = tallies.map((t) => `${columnLabel(t.column)} ${t.error ? 'failed' : `${(t.load.length / t.seconds).toFixed(0)}/s`}`).join(', ');
+      log(`  round ${round + 1}/${rounds} (${((performance.now() - started) / 1000).toFixed(0)} s): ${line}`);
+    }
+    return tallies.map((t) => t.result());
+  } finally {
+    await Promise.all(tallies.map((t) => t.cluster?.stop()));
   }
-  return runs;
 }
 
-export function nodesTable(runs: NodesRun[], clients: number, ms: (v: number) => string): { rows: string[][]; notes: string[] } {
+export function nodesTable(runs: NodesRun[], clients: number, ms: (v: number) => string): { rows: string[][]; notes: string[]; failures: string[] } {
+  type Measured = Required<Omit<NodesRun, 'error' | 'activity'>> & Pick<NodesRun, 'activity'>;
   const one = runs.find((r) => r.column.store === 'postgres' && r.column.nodes === 1 && !r.error);
-  const cell = (r: NodesRun, f: (r: Required<Omit<NodesRun, 'error'>>) => string) => (r.error ? 'failed' : f(r as Required<Omit<NodesRun, 'error'>>));
   const pair = (s: Stats) => `${ms(s.p50)} / ${ms(s.p99)}`;
-  const row = (name: string, f: (r: Required<Omit<NodesRun, 'error'>>) => string) => [name, ...runs.map((r) => cell(r, f))];
+  const row = (name: string, f: (r: Measured) => string) => [name, ...runs.map((r) => (r.error ? 'failed' : f(r as Measured)))];
   const rows: string[][] = [
     ['measurement (0 pending)', ...runs.map((r) => r.label)],
     row('create → SSE card.created, p50 / p99', (r) => pair(r.sse)),
@@ -285,20 +178,21 @@ export function nodesTable(runs: NodesRun[], clients: number, ms: (v: number) =>
     row('  (relay CPU per cycle, all nodes)', (r) => ms(r.cpu.nodes)),
     row('  (PostgreSQL backends CPU per cycle)', (r) => (r.cpu.database === undefined ? '-' : ms(r.cpu.database))),
     row('  (bench client CPU per cycle)', (r) => ms(r.cpu.harness)),
-    row('  (PostgreSQL backends busy, mean)', (r) => (r.activity ? sum(r.activity.busy).toFixed(2) : '-')),
+    row('  (PostgreSQL backends busy, mean)', (r) => (r.activity ? (busySum(r.activity) / r.activity.samples).toFixed(2) : '-')),
   ];
-  const notes = runs.flatMap((r) => (r.activity ? [`${r.label}, PostgreSQL during the ${clients}-client run: ${describe(r.activity)}`] : []));
-  notes.push(...runs.filter((r) => r.error).map((r) => `${r.label} failed: ${r.error}`));
-  return { rows, notes };
+  const notes = runs.flatMap((r) => (r.activity && !r.error ? [`${r.label}, PostgreSQL during the ${clients}-client blocks: ${describe(r.activity)}`] : []));
+  const failures = runs.filter((r) => r.error).map((r) => `${r.label} failed: ${r.error}`);
+  return { rows, notes, failures };
 }
 
-const sum = (busy: Record<string, number>) => Object.values(busy).reduce((a, b) => a + b, 0);
+const busySum = (a: Activity) => Object.values(a.busy).reduce((x, y) => x + y, 0);
 
-/** "20.0 connections; busy 2.10 = CPU 1.20, IO:WALSync 0.50, …" (means over the samples). */
+/** "20.0 connections; backends busy 2.10 on average = CPU 1.20, IO:WALSync 0.50, …". */
 function describe(a: Activity): string {
+  const mean = (v: number) => (a.samples ? v / a.samples : 0);
   const parts = Object.entries(a.busy)
     .sort((x, y) => y[1] - x[1])
-    .filter(([, v]) => v >= 0.01)
-    .map(([k, v]) => `${k} ${v.toFixed(2)}`);
-  return `${a.connections.toFixed(1)} connections; backends busy ${sum(a.busy).toFixed(2)} on average${parts.length ? ` = ${parts.join(', ')}` : ''} (${a.samples} samples)`;
+    .filter(([, v]) => mean(v) >= 0.01)
+    .map(([k, v]) => `${k} ${mean(v).toFixed(2)}`);
+  return `${mean(a.connections).toFixed(1)} connections; backends busy ${mean(busySum(a)).toFixed(2)} on average${parts.length ? ` = ${parts.join(', ')}` : ''} (${a.samples} samples)`;
 }

@@ -14,7 +14,8 @@
 //   BENCH_PUSH=0           skip the Web Push table
 //   BENCH_NODES=1,2,3      PostgreSQL node counts for the nodes table, beside SQLite (empty: no nodes table)
 //   BENCH_CLIENTS=8        concurrent clients for the nodes table's throughput
-//   BENCH_THROUGHPUT_S=10  seconds each column of the nodes table runs its clients
+//   BENCH_THROUGHPUT_S=15  seconds each column of the nodes table runs its clients (over all rounds)
+//   BENCH_NODE_ROUNDS=3    rounds the nodes table's columns take turns in
 //   BENCH_PG_ASYNC_COMMIT=1 diagnosis: the nodes table's databases commit without waiting for the WAL flush
 //   ASKRELAY_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test
 //                          admin connection that creates (and drops) a database per column
@@ -43,7 +44,8 @@ const PUSH_SUBS = Number(process.env.BENCH_PUSH_SUBS ?? (QUICK ? 10 : 100));
 const PUSH_ROUNDS = Number(process.env.BENCH_PUSH_ROUNDS ?? 2);
 const NODE_COUNTS = (process.env.BENCH_NODES ?? '1,2,3').split(',').filter(Boolean).map(Number);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
-const THROUGHPUT_S = Number(process.env.BENCH_THROUGHPUT_S ?? (QUICK ? 2 : 10));
+const THROUGHPUT_S = Number(process.env.BENCH_THROUGHPUT_S ?? (QUICK ? 2 : 15));
+const NODE_ROUNDS = Number(process.env.BENCH_NODE_ROUNDS ?? (QUICK ? 1 : 3));
 const PUSH_BLOCK_WARMUP = 20;
 
 const TARGET = { latencyFactor: 2, bytesPerCard: 10 * 1024, restartMs: 1000, pushFactor: 1.1 };
@@ -417,9 +419,9 @@ async function main() {
   const push = process.env.BENCH_PUSH === '0' ? undefined : (log(`relay with ${PUSH_SUBS} Web Push subscriptions on a hanging / failing push service…`), await pushLatencies());
   const channels = process.env.BENCH_CHANNELS === '0' ? undefined : (log('relay with 4 chat channels on a platform that hangs…'), await channelLatencies(cycle, ITER, WARMUP, PUSH_ROUNDS));
   const columns: Column[] = NODE_COUNTS.length ? [{ store: 'sqlite' }, ...NODE_COUNTS.map((nodes) => ({ store: 'postgres' as const, nodes }))] : [];
-  if (columns.length) log(`SQLite and PostgreSQL with ${NODE_COUNTS.join(', ')} nodes on one database: latency and throughput…`);
+  if (columns.length) log(`SQLite and PostgreSQL with ${NODE_COUNTS.join(', ')} nodes on one database: ${ITER} cycles one at a time and ${THROUGHPUT_S} s of ${CLIENTS} clients per column, in ${NODE_ROUNDS} rounds…`);
   const nodes = columns.length
-    ? await nodesColumns(columns, { iterations: ITER, warmup: WARMUP, clients: CLIENTS, seconds: THROUGHPUT_S, crossNodeTimeoutMs: 5000, execArgv: PROFILE, asyncCommit: process.env.BENCH_PG_ASYNC_COMMIT === '1' }, log)
+    ? await nodesColumns(columns, { iterations: ITER, warmup: WARMUP, clients: CLIENTS, seconds: THROUGHPUT_S, rounds: NODE_ROUNDS, crossNodeTimeoutMs: 5000, execArgv: PROFILE, asyncCommit: process.env.BENCH_PG_ASYNC_COMMIT === '1' }, log)
     : undefined;
   agent.destroy();
 
@@ -483,12 +485,12 @@ async function main() {
   const nodesReport = nodes && nodesTable(nodes, CLIENTS, ms);
   if (nodesReport) {
     console.log(`\n${table(nodesReport.rows)}`);
-    for (const note of nodesReport.notes) console.log(note);
+    for (const line of [...nodesReport.notes, ...nodesReport.failures]) console.log(line);
   }
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
   if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems, push, channels, nodes }));
   // Every table is printed; a column that could not be measured still fails the run.
-  if (nodesReport?.notes.length) process.exitCode = 1;
+  if (nodesReport?.failures.length) process.exitCode = 1;
 }
 
 main().catch((err) => {
