@@ -59,6 +59,8 @@ class Tally {
   latency: Sample[] = [];
   load: Sample[] = [];
   seconds = 0;
+  /** Cycles per second in the last block, for the progress line. */
+  lastRate = 0;
   cpu = { nodes: 0, database: 0, harness: 0 };
   activity?: Activity;
   error?: string;
@@ -96,6 +98,7 @@ class Tally {
     const [n1, d1, h1] = [await nodeCpu(), db ? backendCpu(db.name) : undefined, process.cpuUsage()];
     this.load.push(...load.samples);
     this.seconds += load.seconds;
+    this.lastRate = load.samples.length / load.seconds;
     this.cpu.nodes += n0.reduce((sum, c0, i) => sum + cpuMs(c0, n1[i]), 0);
     this.cpu.database += d0 && d1 ? cpuBetween(d0, d1) : 0;
     this.cpu.harness += cpuMs(h0, h1);
@@ -153,7 +156,7 @@ export async function nodesColumns(columns: Column[], options: NodesOptions, log
           log(`  ${columnLabel(tally.column)} failed: ${tally.error}`);
         }
       }
-      const line = tallies.map((t) => `${columnLabel(t.column)} ${t.error ? 'failed' : `${(t.load.length / t.seconds).toFixed(0)}/s`}`).join(', ');
+      const line = tallies.map((t) => `${columnLabel(t.column)} ${t.error ? 'failed' : `${t.lastRate.toFixed(0)}/s`}`).join(', ');
       log(`  round ${round + 1}/${rounds} (${((performance.now() - started) / 1000).toFixed(0)} s): ${line}`);
     }
     return tallies.map((t) => t.result());
