@@ -41,9 +41,14 @@ class Watch {
     let resolve!: (e: SseEvent) => void;
     const seen = new Promise<SseEvent>((r) => (resolve = r));
     this.expected.set(title, resolve);
+    const cancel = () => this.expected.delete(title);
     return {
-      within: (ms: number, failure: string) => withTimeout(seen, ms, failure),
-      cancel: () => this.expected.delete(title),
+      within: (ms: number, failure: string) =>
+        withTimeout(seen, ms, failure).catch((err: unknown) => {
+          cancel();
+          throw err;
+        }),
+      cancel,
     };
   }
 }
