@@ -230,6 +230,11 @@ export class Relay {
     }
   }
 
+  /** Cards someone waits on here (long polls, MCP calls, sessions). */
+  get waitedOn(): number {
+    return this.waiters.size;
+  }
+
   get pendingCount(): number {
     return this.deadlines.size;
   }
