@@ -9,7 +9,8 @@ import { waitUntil } from './wait-until.js';
 // A real HAProxy (Debian's, installed by scripts/ensure-test-tools.js) in front of relay
 // nodes, configured as docs/deploy.md tells operators to: health-checked on /api/health, a
 // dead node dropped after two failed checks half a second apart, a refused connection sent
-// to another node at once, and long-lived streams (SSE, long polls, MCP) never cut.
+// to another node at once, an MCP session kept on its node, and long-lived streams (SSE,
+// long polls, MCP) never cut.
 
 export const HAPROXY = process.env.HAPROXY_PATH ?? '/usr/sbin/haproxy';
 
@@ -23,7 +24,7 @@ export interface HaproxyConfigOptions {
   statsSocket?: string;
 }
 
-/** The configuration docs/deploy.md shows (test/cluster/nodes-harness.test.ts checks they agree). */
+/** The configuration docs/deploy.md shows (test/cluster/deploy-config.test.ts checks they agree). */
 export function haproxyConfig({ bind, servers, balance = 'roundrobin', statsSocket }: HaproxyConfigOptions): string {
   return [
     'global',
@@ -33,11 +34,14 @@ export function haproxyConfig({ bind, servers, balance = 'roundrobin', statsSock
     'defaults',
     '    mode http',
     '    timeout connect 1s',
-    '    timeout client 1h',
-    '    timeout server 1h',
-    '    # SSE (/api/events), long polls (/api/cards/:id/wait) and MCP streams stay open for hours.',
-    '    timeout tunnel 1h',
     '    timeout http-request 10s',
+    '    # A health check may take this long: a node busy for a moment is not taken out.',
+    '    timeout check 2s',
+    '    # Event streams (/api/events), MCP calls waiting on a card and long polls',
+    '    # (/api/cards/:id/wait, up to an hour of silence) stay open: never cut them first.',
+    '    timeout client 2h',
+    '    timeout server 2h',
+    '    timeout tunnel 2h',
     '    # A node that refuses the connection (it died): try another one at once.',
     '    option redispatch 1',
     '    retries 3',
