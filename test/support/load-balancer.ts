@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { diesWithTest } from './child-guard.js';
 import { freePort } from './cli.js';
 import { waitUntil } from './wait-until.js';
 
@@ -133,7 +134,7 @@ export async function startLoadBalancer(backends: string[], options: LoadBalance
     const port = await freePort();
     writeFileSync(configFile, haproxyConfig({ bind: `127.0.0.1:${port}`, servers: backends.map(hostPort), balance: options.balance, statsSocket }));
     // -db: in the foreground, not daemonised, so the test owns the process and its output.
-    const child = spawn(HAPROXY, ['-db', '-f', configFile], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(...diesWithTest(HAPROXY, ['-db', '-f', configFile]), { stdio: ['ignore', 'pipe', 'pipe'] });
     let out = '';
     child.stdout.on('data', (d) => (out += d));
     child.stderr.on('data', (d) => (out += d));

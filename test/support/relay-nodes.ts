@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { diesWithTest } from './child-guard.js';
 import { freshDatabase, type FreshDatabase } from './postgres.js';
 import { waitUntil } from './wait-until.js';
 
@@ -93,7 +94,8 @@ export function apiAt(base: string, path: string, init: ApiInit = {}): Promise<R
   });
 }
 
-// A test that crashes before stop() must not leave relay processes behind.
+// A test that crashes before stop() must not leave relay processes behind (and where the
+// worker itself is killed, child-guard.ts sees to it).
 const everyChild = new Set<ChildProcessWithoutNullStreams>();
 process.once('exit', () => {
   for (const child of everyChild) child.kill('SIGKILL');
@@ -110,7 +112,8 @@ function spawnServe(port: number, dataDir: string, env: NodeEnv): Spawned {
   // Nothing of the test runner's own ASKRELAY_* leaks into a node.
   const base = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
   const merged = Object.fromEntries(Object.entries({ ...base, ...env }).filter((e): e is [string, string] => e[1] !== undefined));
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', String(port), '--data', dataDir], { cwd: dataDir, env: merged });
+  const [command, args] = diesWithTest(process.execPath, [BIN, 'serve', '--port', String(port), '--data', dataDir]);
+  const child = spawn(command, args, { cwd: dataDir, env: merged });
   everyChild.add(child);
   let stdout = '';
   let stderr = '';
