@@ -1,6 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { diesWithTest } from './child-guard.js';
@@ -164,7 +164,8 @@ async function launch(index: number, port: number, dataDir: string, env: NodeEnv
     );
     return {
       index,
-      id: String(env.ASKRELAY_NODE_ID),
+      // A test that unsets ASKRELAY_NODE_ID gets the relay's default name (host:port).
+      id: env.ASKRELAY_NODE_ID ?? `${hostname()}:${new URL(url).port}`,
       url,
       port: Number(new URL(url).port),
       pid: s.child.pid!,
