@@ -22,7 +22,7 @@ beforeEach(async () => {
   proxy = await startTcpProxy({ host: direct.hostname, port: Number(direct.port || 5432) });
   const viaProxy = new URL(db.url);
   viaProxy.port = String(proxy.port);
-  const env = (id: string) => ({ ASKRELAY_NODE_ID: id, ASKRELAY_LEASE: '600ms' });
+  const env = (id: string) => ({ ASKRELAY_NODE_ID: id, ASKRELAY_LEASE: '1500ms' });
   a = await startTestRelay(env('node-a'), undefined, '0', { databaseUrl: viaProxy.toString() });
   b = await startTestRelay(env('node-b'), undefined, '0', { databaseUrl: db.url });
 });

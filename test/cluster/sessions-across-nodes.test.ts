@@ -14,7 +14,8 @@ import { waitUntil } from '../support/wait-until.js';
 // other node takes the session over once the lease ran out, and resumes it from the store
 // (messages engine) or fails it, naming the node (an engine whose state was on that disk).
 
-const LEASE = '600ms';
+// Short, so a stopped node's session moves within the test; long enough that a busy machine still renews in time.
+const LEASE = '1500ms';
 
 function model(request: MessagesRequest): ScriptedReply {
   const result = lastToolResult(request);

@@ -15,7 +15,7 @@ const question = (text: string, waitSeconds?: number) => ({ questions: [{ id: 'q
 
 beforeEach(async () => {
   db = await freshDatabase();
-  const start = (id: string) => startTestRelay({ ASKRELAY_NODE_ID: id, ASKRELAY_LEASE: '600ms' }, undefined, '0', { databaseUrl: db.url });
+  const start = (id: string) => startTestRelay({ ASKRELAY_NODE_ID: id, ASKRELAY_LEASE: '1500ms' }, undefined, '0', { databaseUrl: db.url });
   [a, b] = await Promise.all([start('node-a'), start('node-b')]);
 });
 afterEach(async () => {
