@@ -95,6 +95,7 @@ export class Relay {
       const card = await this.store.getCard(id);
       if (card && card.status !== 'pending') this.hear('card.updated', card);
     }
+    this.events.reset();
   }
 
   async create(draft: CardDraft): Promise<Card> {

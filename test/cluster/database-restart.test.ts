@@ -40,6 +40,10 @@ it('requests fail with a clear 503 while the database is away, and everything re
   const first = (await (await a.api('/api/cards', { method: 'POST', json: ask })).json()) as Card;
   const second = (await (await a.api('/api/cards', { method: 'POST', json: ask })).json()) as Card;
   const poll = a.api(`/api/cards/${first.id}/wait?timeout=30`);
+  // An event stream open on A: it may miss what B does while A is cut off, so it is ended once A is back.
+  const stream = await a.api('/api/events');
+  let streamEnded = false;
+  void stream.text().then(() => (streamEnded = true), () => (streamEnded = true));
   await waitUntil(() => a.relay.waitedOn === 1, 'the long poll to wait');
   await a.push.idle();
   await proxy.down();
@@ -56,6 +60,7 @@ it('requests fail with a clear 503 while the database is away, and everything re
 
   await proxy.up();
   await waitUntil(async () => (await fetch(new URL('/api/health', a.url))).status === 200, 'A healthy again', 10_000);
+  await waitUntil(() => streamEnded, 'the event stream to be ended for a reload', 10_000);
   const released = await poll;
   expect(released.status).toBe(200);
   expect(((await released.json()) as Card).status).toBe('answered');
