@@ -1,12 +1,15 @@
 #!/usr/bin/env node
-// The browser tests drive Debian's Chromium and the terminal UI tests drive `askrelay tui`
-// inside tmux. When either is missing, install it (as root, from Debian's packages) rather
-// than skip those tests; elsewhere say exactly what to run and stop.
+// The browser tests drive Debian's Chromium, the terminal UI tests drive `askrelay tui`
+// inside tmux, and the cluster tests put Debian's HAProxy in front of several relay nodes.
+// When one is missing, install it (as root, from Debian's packages) rather than skip those
+// tests; elsewhere say exactly what to run and stop.
 import { execFileSync, execSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 
-// The browser tests read CHROMIUM_PATH (test/browser/chromium.ts).
+// The browser tests read CHROMIUM_PATH (test/browser/chromium.ts), the cluster tests
+// HAPROXY_PATH (test/support/load-balancer.ts).
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const HAPROXY = process.env.HAPROXY_PATH ?? '/usr/sbin/haproxy';
 
 function hasTmux() {
   try {
@@ -20,6 +23,7 @@ function hasTmux() {
 const missing = [];
 if (!existsSync(CHROMIUM)) missing.push({ pkg: 'chromium', why: `Chromium is missing at ${CHROMIUM} (browser tests)` });
 if (!hasTmux()) missing.push({ pkg: 'tmux', why: 'tmux is missing (terminal UI tests)' });
+if (!existsSync(HAPROXY)) missing.push({ pkg: 'haproxy', why: `HAProxy is missing at ${HAPROXY} (cluster tests)` });
 
 if (missing.length > 0) {
   const pkgs = missing.map((m) => m.pkg).join(' ');

@@ -14,6 +14,13 @@ export interface RelayTarget {
   tokenSource: string;
 }
 
+/** GET /api/nodes, as the relay returns it. */
+export interface NodeList {
+  node: string;
+  store: string;
+  nodes: { id: string; url?: string; startedAt: string; heartbeatAt: string; holds: Record<string, number>; leases: string[] }[];
+}
+
 export class ApiError extends Error {
   constructor(
     readonly status: number,
@@ -99,6 +106,11 @@ export class RelayClient {
   /** A plain-text reply the relay reads as the answer (POST /api/cards/:id/reply). */
   reply(id: string, text: string): Promise<Card> {
     return this.call('POST', `api/cards/${encodeURIComponent(id)}/reply`, { json: { text } }) as Promise<Card>;
+  }
+
+  /** GET /api/nodes: the nodes sharing the relay's store. */
+  nodes(): Promise<NodeList> {
+    return this.call('GET', 'api/nodes') as Promise<NodeList>;
   }
 
   /** Long poll: the card once it is no longer pending, or undefined when `seconds` pass first. */

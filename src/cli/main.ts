@@ -6,7 +6,7 @@ const HELP = `askrelay — ask a human from any agent, answer from anywhere
 Usage: askrelay <command> [options]
 
 Commands:
-  serve     run the relay (HTTP API, web page, SQLite store)
+  serve     run the relay (HTTP API, web page; SQLite, or PostgreSQL shared by several nodes)
   ask       ask a human a question from a script and wait for the answer
   cards     list cards (pending by default)
   answer    answer a card from the terminal
@@ -16,6 +16,7 @@ Commands:
   audit     print the audit log (who did what to which card); "audit verify" checks it
   channels  the chat channels (Telegram, Slack, Discord, Mattermost) and their outboxes
   mcp       askrelay's MCP server over stdio, for MCP clients that spawn a process
+  nodes     the relay's nodes (several on one PostgreSQL): who is alive, what each holds
   migrate   copy an embedded relay (its SQLite file) into an empty PostgreSQL database
   demo      try it without any key: scripted Claude and DeepSeek agents ask you
 
@@ -39,6 +40,7 @@ const COMMANDS: Record<string, Command> = {
   audit: async (argv) => (await import('./audit-command.js')).auditCommand(argv),
   channels: async (argv) => (await import('./channels-command.js')).channelsCommand(argv),
   mcp: async (argv) => (await import('./mcp-command.js')).mcpCommand(argv),
+  nodes: async (argv) => (await import('./nodes-command.js')).nodesCommand(argv),
   migrate: async (argv) => (await import('./migrate-command.js')).migrateCommand(argv),
   demo: async (argv) => (await import('./demo-command.js')).demoCommand(argv),
 };

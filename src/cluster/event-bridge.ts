@@ -3,23 +3,47 @@ import type { Relay } from '../relay/relay.js';
 import { RESYNC, type Cluster } from './cluster.js';
 
 // The relay's events across nodes: what this node commits goes out to the others, in the
-// order it happened (one publish after the other), and what the others commit comes in as
-// the relay's own events, marked remote (relay.hear): streams, long polls, MCP calls, push
-// and the chat channels of every node see every change. After a lost connection the relay
-// re-reads what it may have missed.
+// order it happened (one publish after the other; one that fails, the database being away,
+// is tried again before any later one), and what the others commit comes in as the relay's
+// own events, marked remote (relay.hear): streams, long polls, MCP calls, push and the chat
+// channels of every node see every change. After a lost connection the relay re-reads what
+// it may have missed.
+
+const RETRY_MS = { first: 100, max: 5000 };
+/** Events kept while the database is away; past this the oldest go (the others resync on reconnect). */
+const MAX_QUEUED = 10_000;
 
 export interface EventBridge {
-  /** Resolves once everything emitted so far has been published (tests, shutdown). */
-  idle(): Promise<void>;
+  /** Resolves once everything emitted so far has been published, or after `timeoutMs`. */
+  idle(timeoutMs?: number): Promise<void>;
   stop(): void;
 }
 
 export function bridgeEvents(relay: Relay, cluster: Cluster, log: (line: string) => void): EventBridge {
-  let sent: Promise<void> = Promise.resolve();
+  const queue: { name: string; data: unknown; ref: string }[] = [];
+  let pumping: Promise<void> | undefined;
+  let stopped = false;
+
+  const pump = async () => {
+    let retryMs = RETRY_MS.first;
+    while (queue.length && !stopped) {
+      const event = queue[0];
+      try {
+        await cluster.publish(event.name, event.data, event.ref);
+        queue.shift();
+        retryMs = RETRY_MS.first;
+      } catch (err) {
+        if (retryMs === RETRY_MS.first) log(`event bus: could not tell the other nodes of ${event.name} ${event.ref} (${(err as Error).message}); trying again`);
+        await new Promise((resolve) => setTimeout(resolve, retryMs).unref());
+        retryMs = Math.min(retryMs * 2, RETRY_MS.max);
+      }
+    }
+  };
   const stopLocal = relay.events.subscribe((name, data, remote) => {
-    if (remote) return;
-    const ref = (data as { id: string }).id;
-    sent = sent.then(() => cluster.publish(name, data, ref)).catch((err: unknown) => log(`event bus: could not tell the other nodes of ${name} ${ref}: ${(err as Error).message}`));
+    if (remote || stopped) return;
+    if (queue.length >= MAX_QUEUED) queue.shift();
+    queue.push({ name, data, ref: (data as { id: string }).id });
+    pumping ??= pump().finally(() => (pumping = undefined));
   });
   const stopRemote = cluster.subscribe(({ name, data }) => {
     if (name === 'card.created' || name === 'card.updated') relay.hear(name, data as Card);
@@ -27,8 +51,13 @@ export function bridgeEvents(relay: Relay, cluster: Cluster, log: (line: string)
     else if (name === RESYNC) relay.resync().catch((err: unknown) => log(`event bus: could not reload after reconnecting: ${(err as Error).message}`));
   });
   return {
-    idle: () => sent,
+    idle: async (timeoutMs = 2000) => {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([pumping, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+      clearTimeout(timer);
+    },
     stop: () => {
+      stopped = true;
       stopLocal();
       stopRemote();
     },

@@ -54,7 +54,8 @@ export async function wireNodes(cluster: Cluster, relay: Relay, log: (line: stri
       keeper = new LeaseKeeper(cluster, {
         works: [
           { name: 'push', gained: () => void (sending = true), lost: () => void (sending = false) },
-          { name: 'channels', gained: () => channels.start(), lost: () => channels.pause() },
+          // Only a node with chat channels configured competes for them.
+          ...(channels.ids.length ? [{ name: 'channels', gained: () => channels.start(), lost: () => channels.pause() }] : []),
         ],
         // One node alone adopts nothing while it runs: it resumed everything at start.
         ...(cluster.kind === 'postgres' ? { sessions } : {}),

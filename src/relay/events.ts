@@ -15,6 +15,8 @@ export interface RelayEventMap {
 export type RelayEventName = keyof RelayEventMap;
 export const RELAY_EVENT_NAMES: readonly RelayEventName[] = ['card.created', 'card.updated', 'session.updated'];
 
+const RESET = 'relay.reset';
+
 export type RelayListener = <K extends RelayEventName>(name: K, data: RelayEventMap[K], remote: boolean) => void;
 
 export class RelayEvents {
@@ -23,6 +25,20 @@ export class RelayEvents {
   /** `remote`: another node made the change (it arrived through the database). */
   emit<K extends RelayEventName>(name: K, data: RelayEventMap[K], remote = false): void {
     this.emitter.emit(name, data, remote);
+  }
+
+  /**
+   * Events may have been missed (this node was cut off from the others): listeners that
+   * show lists (event streams) end, so their clients reconnect and reload.
+   */
+  reset(): void {
+    this.emitter.emit(RESET);
+  }
+
+  /** Called on reset(); returns the function that stops listening. */
+  onReset(listener: () => void): () => void {
+    this.emitter.on(RESET, listener);
+    return () => this.emitter.off(RESET, listener);
   }
 
   /** Listens to every event; returns the function that stops listening. */

@@ -95,6 +95,7 @@ export class Relay {
       const card = await this.store.getCard(id);
       if (card && card.status !== 'pending') this.hear('card.updated', card);
     }
+    this.events.reset();
   }
 
   async create(draft: CardDraft): Promise<Card> {
@@ -228,6 +229,11 @@ export class Relay {
       const left = Date.parse(card.expiresAt) - this.clock.now();
       await this.wait(id, Math.min(Math.max(left, 0) + 50, MAX_TIMER_MS), signal);
     }
+  }
+
+  /** Cards someone waits on here (long polls, MCP calls, sessions). */
+  get waitedOn(): number {
+    return this.waiters.size;
   }
 
   get pendingCount(): number {

@@ -98,7 +98,8 @@ export function createApp({ access, audit, sessions, token, calls, logins, publi
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.route('/api/audit', auditRoutes(audit));
-  if (cluster) app.route('/api/nodes', nodeRoutes(cluster));
+  const holdsNow = () => ({ sessions: sessions.liveIds().length, mcpCalls: load?.mcpCalls ?? 0, streams: load?.streams ?? 0 });
+  if (cluster) app.route('/api/nodes', nodeRoutes(cluster, holdsNow));
   if (push) app.route('/api/push', pushRoutes(push));
   if (channels) app.get('/api/channels', humanOnly, async (c) => c.json({ channels: await channels.status() }));
   app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data), load));

@@ -58,7 +58,10 @@ export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: R
     });
     const heartbeat = setInterval(() => send(': ping\n\n'), HEARTBEAT_MS);
     if (load) load.streams += 1;
+    // Events may have been missed (the node was cut off from the others): the client reconnects and reloads.
+    const stopReset = events.onReset(() => res.end());
     res.on('close', () => {
+      stopReset();
       if (load) load.streams -= 1;
       clearInterval(heartbeat);
       unsubscribe();

@@ -4,8 +4,9 @@ import { humanOnly, type AuthEnv } from './auth.js';
 
 // GET /api/nodes, for the human: the nodes on this relay's store heard from within a lease,
 // each with its last heartbeat, what it holds (sessions, MCP calls, streams) and its leases.
-// An embedded relay lists itself.
-export function nodeRoutes(cluster: Pick<Cluster, 'node' | 'kind' | 'nodes' | 'leases'>) {
+// An embedded relay lists itself. The answering node shows what it holds right now; the
+// others, what their last heartbeat said.
+export function nodeRoutes(cluster: Pick<Cluster, 'node' | 'kind' | 'nodes' | 'leases'>, holdsNow?: () => Record<string, number>) {
   const app = new Hono<AuthEnv>();
   app.use('*', humanOnly);
   app.get('/', async (c) => {
@@ -18,7 +19,7 @@ export function nodeRoutes(cluster: Pick<Cluster, 'node' | 'kind' | 'nodes' | 'l
         ...(n.url ? { url: n.url } : {}),
         startedAt: new Date(n.startedAt).toISOString(),
         heartbeatAt: new Date(n.heartbeatAt).toISOString(),
-        holds: n.holds,
+        holds: n.id === cluster.node && holdsNow ? holdsNow() : n.holds,
         leases: leases.filter((l) => l.holder === n.id).map((l) => l.name),
       })),
     });

@@ -393,6 +393,7 @@ export class SessionManager {
           if (!(await this.isLive(id))) return;
           this.live.delete(id);
           await this.update(id, { status: 'failed', error: (err as Error).message ?? String(err) });
+          await this.options.owners?.release(id);
         }),
     );
   }

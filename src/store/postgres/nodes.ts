@@ -1,17 +1,9 @@
 import type pg from 'pg';
+import type { NodeRecord } from '../../cluster/cluster.js';
 
 // Every node on one database says it is alive (a heartbeat every few seconds) and what it
 // holds; GET /api/nodes lists the nodes heard from lately. Times are the database's clock
 // unless a test passes `now`.
-
-export interface NodeRecord {
-  id: string;
-  url?: string;
-  startedAt: number;
-  heartbeatAt: number;
-  /** What the node holds, e.g. {sessions: 2, mcpCalls: 1, streams: 5}. */
-  holds: Record<string, number>;
-}
 
 const DB_NOW = `(extract(epoch from clock_timestamp()) * 1000)::bigint`;
 

@@ -1,4 +1,5 @@
 import type pg from 'pg';
+import { withClient } from './transaction.js';
 import { GENESIS, auditKey, checkChain, keyedSwitch, sealAfter, type AuditCheck, type AuditEntry, type AuditHead, type AuditKey, type AuditRecord, type AuditRow } from '../audit-chain.js';
 import type { AsyncAuditStore } from '../audit-store.js';
 
@@ -194,17 +195,7 @@ export class PostgresAuditStore implements AsyncAuditStore {
     return entries;
   }
 
-  /** A pooled connection for `work`; a transaction it leaves open is rolled back, a broken connection dropped. */
-  private async withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      return await work(client);
-    } catch (err) {
-      await client.query('ROLLBACK').catch((e: Error) => (broken = e));
-      throw err;
-    } finally {
-      client.release(broken);
-    }
+  private withClient<T>(work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
+    return withClient(this.pool, work);
   }
 }

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
+import { transaction } from './transaction.js';
 import type { Session, TranscriptEntry } from '../../sessions/model.js';
 import type { AsyncSessionStore, SessionPatch } from '../session-store.js';
 
@@ -23,21 +24,6 @@ const TRANSCRIPT_LOCK = 7_070_002;
 /** unique_violation */
 const UNIQUE_VIOLATION = '23505';
 
-/** Runs `work` in one transaction on one connection of the pool. */
-async function transaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  const client = await pool.connect();
-  try {
-    await client.query('BEGIN');
-    const result = await work(client);
-    await client.query('COMMIT');
-    return result;
-  } catch (err) {
-    await client.query('ROLLBACK').catch(() => {});
-    throw err;
-  } finally {
-    client.release();
-  }
-}
 
 export class PostgresSessionStore implements AsyncSessionStore {
   /** The pool is shared with the other stores: whoever made it ends it. */
