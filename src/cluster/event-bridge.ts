@@ -7,9 +7,13 @@ import { RESYNC, type Cluster } from './cluster.js';
 // is tried again before any later one), and what the others commit comes in as the relay's
 // own events, marked remote (relay.hear): streams, long polls, MCP calls, push and the chat
 // channels of every node see every change. After a lost connection the relay re-reads what
-// it may have missed.
+// it may have missed. A change is acknowledged to its caller only once its event left (or
+// after CARRY_MS, the database being away): otherwise a node killed between its answer and
+// its publish leaves the others unaware of a change its client was told was made.
 
 const RETRY_MS = { first: 100, max: 5000 };
+/** How long a change waits for its event to leave before it is acknowledged anyway (the database being away). */
+const CARRY_MS = 2000;
 /** Events kept while the database is away; past this the oldest go (the others resync on reconnect). */
 const MAX_QUEUED = 10_000;
 
@@ -23,6 +27,15 @@ export function bridgeEvents(relay: Relay, cluster: Cluster, log: (line: string)
   const queue: { name: string; data: unknown; ref: string }[] = [];
   let pumping: Promise<void> | undefined;
   let stopped = false;
+  // Events handed to the queue, and those published (or given up) since: a change waits
+  // until the count reached its own event (relay.events.carried()).
+  let queued = 0;
+  let done = 0;
+  const carriedWaits: { upTo: number; resolve(): void }[] = [];
+  const settle = () => {
+    done += 1;
+    while (carriedWaits.length && carriedWaits[0].upTo <= done) carriedWaits.shift()!.resolve();
+  };
 
   const pump = async () => {
     let retryMs = RETRY_MS.first;
@@ -31,6 +44,7 @@ export function bridgeEvents(relay: Relay, cluster: Cluster, log: (line: string)
       try {
         await cluster.publish(event.name, event.data, event.ref);
         queue.shift();
+        settle();
         retryMs = RETRY_MS.first;
       } catch (err) {
         if (retryMs === RETRY_MS.first) log(`event bus: could not tell the other nodes of ${event.name} ${event.ref} (${(err as Error).message}); trying again`);
@@ -41,9 +55,22 @@ export function bridgeEvents(relay: Relay, cluster: Cluster, log: (line: string)
   };
   const stopLocal = relay.events.subscribe((name, data, remote) => {
     if (remote || stopped) return;
-    if (queue.length >= MAX_QUEUED) queue.shift();
+    if (queue.length >= MAX_QUEUED) {
+      queue.shift();
+      settle();
+    }
     queue.push({ name, data, ref: (data as { id: string }).id });
+    queued += 1;
     pumping ??= pump().finally(() => (pumping = undefined));
+  });
+  const stopCarry = relay.events.carry(async () => {
+    if (stopped || done >= queued) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      new Promise<void>((resolve) => carriedWaits.push({ upTo: queued, resolve })),
+      new Promise<void>((resolve) => (timer = setTimeout(resolve, CARRY_MS))),
+    ]);
+    clearTimeout(timer);
   });
   const stopRemote = cluster.subscribe(({ name, data }) => {
     if (name === 'card.created' || name === 'card.updated') relay.hear(name, data as Card);
@@ -58,6 +85,8 @@ export function bridgeEvents(relay: Relay, cluster: Cluster, log: (line: string)
     },
     stop: () => {
       stopped = true;
+      carriedWaits.splice(0).forEach((wait) => wait.resolve());
+      stopCarry();
       stopLocal();
       stopRemote();
     },

@@ -21,6 +21,7 @@ export type RelayListener = <K extends RelayEventName>(name: K, data: RelayEvent
 
 export class RelayEvents {
   private readonly emitter = new EventEmitter().setMaxListeners(0);
+  private readonly carriers = new Set<() => Promise<void>>();
 
   /** `remote`: another node made the change (it arrived through the database). */
   emit<K extends RelayEventName>(name: K, data: RelayEventMap[K], remote = false): void {
@@ -49,5 +50,23 @@ export class RelayEvents {
       return [name, handler] as const;
     });
     return () => handlers.forEach(([name, handler]) => this.emitter.off(name, handler));
+  }
+
+  /**
+   * What carries events further (to the other nodes) says when the events emitted so far
+   * left; returns the function that removes it.
+   */
+  carry(carrier: () => Promise<void>): () => void {
+    this.carriers.add(carrier);
+    return () => this.carriers.delete(carrier);
+  }
+
+  /**
+   * Resolves once the events emitted so far went on to wherever they are carried. A change is
+   * acknowledged only then: a node that died right after acknowledging must not leave the
+   * other nodes unaware of it (its card's deadline, the waits on it).
+   */
+  async carried(): Promise<void> {
+    await Promise.all([...this.carriers].map((carrier) => carrier()));
   }
 }

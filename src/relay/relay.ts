@@ -134,6 +134,7 @@ export class Relay {
     if (stored.created) {
       this.deadlines.add(card.id, now + waitMs);
       this.events.emit('card.created', card);
+      await this.events.carried();
     }
     return stored.card;
   }
@@ -261,6 +262,7 @@ export class Relay {
     if (result.changed) {
       this.deadlines.remove(id);
       this.announce(result.card);
+      await this.events.carried();
     }
     return result;
   }
