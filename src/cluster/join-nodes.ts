@@ -58,7 +58,7 @@ export async function wireNodes(cluster: Cluster, relay: Relay, log: (line: stri
           ...(channels.ids.length ? [{ name: 'channels', gained: () => channels.start(), lost: () => channels.pause() }] : []),
         ],
         // One node alone adopts nothing while it runs: it resumed everything at start.
-        ...(cluster.kind === 'postgres' ? { sessions } : {}),
+        ...(cluster.kind === 'postgres' ? { sessions, nodeLeft: () => relay.resync({ reset: false }) } : {}),
         holds: () => ({ sessions: sessions.liveIds().length, mcpCalls: load.mcpCalls, streams: load.streams }),
         url,
         log,

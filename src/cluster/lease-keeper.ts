@@ -28,6 +28,11 @@ export interface LeaseKeeperOptions {
   /** What this node holds, for the node list. */
   holds(): Record<string, number>;
   url(): string | undefined;
+  /**
+   * A node dropped out of the list (it died): what it committed but could not announce
+   * before it died is read back (Relay.resync), so its cards still expire here on time.
+   */
+  nodeLeft?: (ids: string[]) => Promise<void>;
   log(line: string): void;
   now?: () => number;
 }
@@ -39,6 +44,8 @@ export class LeaseKeeper {
   private timer?: NodeJS.Timeout;
   private ticking?: Promise<void>;
   private readonly now: () => number;
+  /** The other nodes alive at the last round. */
+  private peers = new Set<string>();
 
   constructor(
     private readonly cluster: Cluster,
@@ -74,6 +81,7 @@ export class LeaseKeeper {
   private async round(): Promise<void> {
     const { log } = this.options;
     await this.cluster.heartbeat(this.options.url(), this.options.holds()).catch((err: Error) => log(`node list: could not say this node is alive: ${err.message}`));
+    if (this.options.nodeLeft) await this.watchPeers(this.options.nodeLeft).catch((err: Error) => log(`node list: could not read it: ${err.message}`));
     for (const work of this.options.works) {
       const held = await this.claim(work.name);
       if (held && !this.active.has(work.name)) {
@@ -94,6 +102,13 @@ export class LeaseKeeper {
     await sessions.adopt().catch((err: Error) => log(`sessions: could not take over sessions of stopped nodes: ${err.message}`));
   }
 
+  private async watchPeers(nodeLeft: (ids: string[]) => Promise<void>): Promise<void> {
+    const now = new Set((await this.cluster.nodes()).map((n) => n.id).filter((id) => id !== this.cluster.node));
+    const left = [...this.peers].filter((id) => !now.has(id));
+    this.peers = now;
+    if (left.length) await nodeLeft(left);
+  }
+
   /**
    * Renews or takes the lease: true while held. A database that does not answer keeps what
    * this node held until a lease has passed since its last renewal (no one else can take it
@@ -105,7 +120,7 @@ export class LeaseKeeper {
       if (held) this.renewed.set(name, this.now());
       else this.renewed.delete(name);
       return held;
-    } catch (err) {
+    } catch {
       const last = this.renewed.get(name);
       const keep = last !== undefined && this.now() - last < this.cluster.leaseMs;
       if (!keep) this.renewed.delete(name);

@@ -23,6 +23,14 @@ export class Deadlines {
     if (at < this.armedFor) this.arm();
   }
 
+  has(id: string): boolean {
+    return this.current.has(id);
+  }
+
+  ids(): IterableIterator<string> {
+    return this.current.keys();
+  }
+
   /** Forgets a deadline; its heap entry is dropped lazily when it reaches the top. */
   remove(id: string): void {
     this.current.delete(id);

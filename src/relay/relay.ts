@@ -83,19 +83,26 @@ export class Relay {
   }
 
   /**
-   * After changes from other nodes may have gone unheard (the database connection was lost):
-   * re-reads every pending deadline and the cards waited on here.
+   * After changes from other nodes may have gone unheard: re-reads the pending cards and
+   * tells what differs from what this node knew, as if heard (a card it never heard of, one
+   * closed meanwhile, whoever waits on one). `reset`: the connection to the others was lost,
+   * so changes to any card may be missed: event streams end and their clients reload.
    */
-  async resync(): Promise<void> {
+  async resync({ reset }: { reset: boolean }): Promise<void> {
     const pending = await this.store.pendingDeadlines();
     const open = new Set(pending.map((p) => p.id));
-    pending.forEach(({ id, expiresAt }) => this.deadlines.add(id, expiresAt));
-    for (const id of this.waiters.keys()) {
+    for (const { id } of pending) {
+      if (this.deadlines.has(id)) continue;
+      const card = await this.store.getCard(id);
+      if (card?.status === 'pending') this.hear('card.created', card);
+    }
+    for (const id of new Set([...this.deadlines.ids(), ...this.waiters.keys()])) {
       if (open.has(id)) continue;
       const card = await this.store.getCard(id);
       if (card && card.status !== 'pending') this.hear('card.updated', card);
+      else this.deadlines.remove(id);
     }
-    this.events.reset();
+    if (reset) this.events.reset();
   }
 
   async create(draft: CardDraft): Promise<Card> {

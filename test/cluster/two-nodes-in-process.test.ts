@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
+import type { Card } from '../../src/cards/model.js';
+import { PostgresNodes } from '../../src/store/postgres/nodes.js';
+import { PostgresCardStore } from '../../src/store/postgres/postgres-card-store.js';
+import { freshDatabase, testPool, type FreshDatabase } from '../support/postgres.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { readSse, type SseEvent } from '../support/sse.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -92,5 +95,40 @@ describe('two nodes on one database', () => {
     const audit = (await (await b.api('/api/audit')).json()) as { entries: { event: string; cardId?: string }[] };
     expect(audit.entries.filter((e) => e.cardId === card.id).map((e) => e.event)).toEqual(['card.created', 'card.expired']);
     watch.stop();
+  });
+
+  it('a card a node committed but died before announcing is read back when that node leaves the list, and expires on time', async () => {
+    const watch = await stream(a);
+    const pool = testPool(db.url);
+    try {
+      // A third node: alive for a moment, it commits a card and dies before its NOTIFY.
+      await new PostgresNodes(pool).heartbeat('node-gone', undefined, {});
+      const now = Date.now();
+      const card: Card = {
+        id: 'c_unannounced0001',
+        sessionId: null,
+        provider: 'api',
+        tool: 'cards',
+        origin: 'relay',
+        kind: 'question',
+        layout: 'steps',
+        questions: [{ id: 'q1', text: 'Heard of me?', options: [{ label: 'Yes' }], multiSelect: false, freeText: true }],
+        selectSeveral: false,
+        relayMode: 'autopilot',
+        status: 'pending',
+        createdAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 3000).toISOString(),
+      };
+      await new PostgresCardStore(pool).insertCard(card);
+      // node-gone stops heartbeating; once it drops out of the list, A reads the card back.
+      const created = await waitUntil(() => watch.events.find((e) => e.event === 'card.created' && JSON.parse(e.data).id === card.id), 'A to learn of the card', 10_000);
+      expect(JSON.parse(created.data).status).toBe('pending');
+      const expired = await waitUntil(() => watch.events.find((e) => e.event === 'card.updated' && JSON.parse(e.data).id === card.id), 'the card to expire', 10_000);
+      expect(JSON.parse(expired.data).status).toBe('expired');
+      expect(Date.now()).toBeGreaterThanOrEqual(Date.parse(card.expiresAt));
+    } finally {
+      watch.stop();
+      await pool.end();
+    }
   });
 });
