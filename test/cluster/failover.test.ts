@@ -108,9 +108,11 @@ it('SIGKILL of the node holding cards, a session, the chat channel and an MCP ca
   // An MCP call through HAProxy that lands on node-0 (a new MCP session goes to either node: try again until it is node-0).
   let call: Promise<ToolResult> | undefined;
   let mcp: Awaited<ReturnType<typeof bridge>> | undefined;
-  for (let attempt = 0; attempt < 6 && !call; attempt++) {
+  // Each attempt asks its own question: an abandoned attempt's card is a card of its own (posted to the chat too).
+  let attempts = 0;
+  for (; attempts < 6 && !call; attempts++) {
     const candidate = await bridge();
-    const pending = candidate.client.callTool({ name: 'ask_user', arguments: { questions: [{ question: 'Deploy tonight?', options: [{ label: 'Yes' }, { label: 'No' }] }] } }, undefined, { timeout: 80_000 }) as Promise<ToolResult>;
+    const pending = candidate.client.callTool({ name: 'ask_user', arguments: { questions: [{ question: `Deploy tonight? (${attempts})`, options: [{ label: 'Yes' }, { label: 'No' }] }] } }, undefined, { timeout: 80_000 }) as Promise<ToolResult>;
     pending.catch(() => {});
     const where = await waitUntil(async () => (await nodesSeenBy(1)).find((n) => n.holds.mcpCalls > 0)?.id, 'the MCP call to wait on a node', 10_000);
     if (where === 'node-0') {
@@ -126,8 +128,9 @@ it('SIGKILL of the node holding cards, a session, the chat channel and an MCP ca
     const cards = ((await (await cluster.api(1, '/api/cards?status=pending')).json()) as { cards: Card[] }).cards;
     return cards.filter((c) => c.provider === 'cursor').at(-1);
   }, 'the MCP card');
-  // node-0 posted every card to the chat, once.
-  await waitUntil(() => cardMessages().length === 102 || undefined, 'node-0 to post 102 cards to Telegram', 20_000);
+  // node-0 posted every card to the chat, once: the 100, the session's and each MCP attempt's.
+  const asked = 101 + attempts;
+  await waitUntil(() => cardMessages().length >= asked || undefined, `node-0 to post ${asked} cards to Telegram`, 30_000);
   const before = (await nodesSeenBy(1)).find((n) => n.id === 'node-0')!;
   expect(before.leases).toEqual(expect.arrayContaining(['push', 'channels', `session:${session.id}`]));
   expect(before.holds.sessions).toBe(1);
@@ -162,7 +165,7 @@ it('SIGKILL of the node holding cards, a session, the chat channel and an MCP ca
   await waitUntil(() => /re-sent 1 unanswered request/.test(mcp!.stderr()) || undefined, 'the bridge to re-send its call', 20_000);
   expect((await viaLb(`/api/cards/${mcpCard.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['No'] } } } })).status).toBe(200);
   const result = await call!;
-  expect(result.content).toEqual([{ type: 'text', text: 'Deploy tonight? → No' }]);
+  expect(result.content).toEqual([{ type: 'text', text: `Deploy tonight? (${attempts - 1}) → No` }]);
   expect(result.structuredContent?.cardId).toBe(mcpCard.id);
 
   // The chat channel: node-1 posts a new card and takes a tap on it.
@@ -182,7 +185,8 @@ it('SIGKILL of the node holding cards, a session, the chat channel and an MCP ca
   const statuses = await Promise.all(hundred.map(async (c) => (await viaLb(`/api/cards/${c.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['Yes'] } } } })).status));
   expect(statuses.every((s) => s === 200)).toBe(true);
   // Nothing twice: one post per card in the chat, one answer per card in the audit log, and the chain is one chain.
-  const texts = cardMessages().map((m) => m.text.match(/Card \d+\?|Which database\?|Deploy tonight\?|After the failover\?/)?.[0]);
+  const texts = cardMessages().map((m) => m.text.match(/Card \d+\?|Which database\?|Deploy tonight\? \(\d\)|After the failover\?/)?.[0]);
+  expect(texts).toHaveLength(asked + 1);
   expect(new Set(texts).size).toBe(texts.length);
   const audit = ((await (await viaLb('/api/audit?limit=10000')).json()) as { entries: { event: string; cardId?: string }[] }).entries;
   const answers = audit.filter((e) => e.event === 'card.answered').map((e) => e.cardId);
