@@ -22,12 +22,12 @@ export const DATABASE_URL_FILE = '.test-database-url';
 
 type StartOne = (env: Record<string, string>, dataDir: string | undefined, port: string, extra: Partial<ServeConfig>) => Promise<TestRelay>;
 
-/** This run's prefix for database names (test/support/two-node-setup.ts drops what is left at the end). */
-function runPrefix(): string {
-  const prefix = inject('twoNodeDatabasePrefix');
-  if (!prefix) throw new Error('ASKRELAY_TEST_NODES=2 needs vitest.config.ts to load test/support/two-node-setup.ts as globalSetup.');
-  return prefix;
-}
+/**
+ * This run's prefix for database names: test/support/two-node-setup.ts drops what is left at
+ * the end. Without it (the harness's own test in a normal run) the usual prefix; that test
+ * lets startTwoNodes make its folders, so stop() drops its databases.
+ */
+const runPrefix = (): string | undefined => inject('twoNodeDatabasePrefix');
 
 /** The folder's database, or a fresh one remembered in the folder. */
 async function databaseFor(dir: string): Promise<{ url: string; drop(): Promise<void> }> {
@@ -66,15 +66,21 @@ export async function startTwoNodes(startOne: StartOne, env: Record<string, stri
   const db = await databaseFor(dir);
   const nodeEnv = (id: string) => ({ ASKRELAY_LEASE: LEASE, ...env, ASKRELAY_NODE_ID: id });
   const withDb = { ...extra, databaseUrl: db.url };
-  const a = await startOne(nodeEnv('node-a'), dir, port, withDb);
-  let b: TestRelay;
-  try {
-    // Its own data folder, the same on a restart: a session's state on B's disk is found again.
-    b = await startOne(nodeEnv('node-b'), join(dir, 'node-b'), '0', withDb);
-  } catch (err) {
-    await a.close();
+  // A start that fails (a test of a refused setting) leaves nothing of a folder made here.
+  const forget = async (err: unknown): Promise<never> => {
+    if (!dataDir) {
+      await db.drop();
+      rmSync(dir, { recursive: true, force: true });
+    }
     throw err;
-  }
+  };
+  // A holds what has one owner when B comes; B has its own data folder, the same on a
+  // restart, so a session's state on B's disk is found again.
+  const a = await startOne(nodeEnv('node-a'), dir, port, withDb).catch((err: unknown) => forget(err));
+  const b = await startOne(nodeEnv('node-b'), join(dir, 'node-b'), '0', withDb).catch(async (err: unknown) => {
+    await a.close();
+    return forget(err);
+  });
   let turn = 0;
   const close = async () => {
     await Promise.all([a.close(), b.close()]);
