@@ -119,7 +119,7 @@ async function start(engine: Engine, prompt: string, extra: Record<string, unkno
   expect(res.status).toBe(201);
   return (await res.json()) as Session;
 }
-const { session, done } = sessionApi(() => relay, { waitMs: 60_000 });
+const { session, done, status } = sessionApi(() => relay, { waitMs: 60_000 });
 const card = async (id: string) => (await (await relay.api(`/api/cards/${id}`)).json()) as Card;
 const pendingCard = (sessionId: string) =>
   waitUntil(async () => {
@@ -180,7 +180,7 @@ describe.concurrent.each(['messages', 'code'] as const)('the %s engine', (engine
     const approval = await pendingCard(b.id);
     expect(approval).toMatchObject({ kind: 'approval', tool: 'start_session', origin: 'relay', sessionId: b.id, questions: [{ id: 'approve' }] });
     expect(approval.questions[0]!.text).toContain('[scenario=child]');
-    expect((await session(b.id)).status).toBe('waiting');
+    expect(await status(b.id, 'waiting')).toBe('waiting');
 
     const approve = { answers: { approve: { selected: ['Approve'] } } };
     for (const agent of [b.id, a.id]) {

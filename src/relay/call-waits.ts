@@ -101,6 +101,8 @@ export class CallWaits<Result, Failure> {
    * asynchronous now, and two identical calls must not both take over one card.
    */
   private opening: Promise<unknown> = Promise.resolve();
+  /** Cards whose results arrived at their clients, while that is being stored (see attach). */
+  private readonly handing = new Map<string, Promise<void>>();
 
   constructor(
     private readonly relay: Relay,
@@ -158,7 +160,12 @@ export class CallWaits<Result, Failure> {
     if (card.status === 'pending') return this.dialect.toToolError('The client went away before the card was answered.');
     const cardId = card.id;
     void (call.delivered ?? Promise.resolve(true))
-      .then((written) => (written ? this.calls.delivered(cardId, this.relay.now()) : undefined))
+      .then((written) => {
+        if (!written) return;
+        const storing = this.calls.delivered(cardId, this.relay.now());
+        this.handing.set(cardId, storing);
+        return storing.finally(() => this.handing.get(cardId) === storing && this.handing.delete(cardId));
+      })
       // The store closed meanwhile (shutdown): the record stays open, which only costs a re-ask.
       .catch(() => {});
     return this.dialect.toToolResult(card);
@@ -170,6 +177,10 @@ export class CallWaits<Result, Failure> {
     for (const { cardId, clientKey } of candidates) {
       const sameClient = call.clientKey !== undefined && clientKey === call.clientKey;
       if (!sameClient && this.waiting.has(cardId)) continue;
+      // Its result reached its client and is being stored as delivered (a network database
+      // takes a moment): the client may already ask the same again, and that is a new question.
+      const handing = this.handing.get(cardId);
+      if (handing && (await handing.then(() => true, () => false))) continue;
       const card = await this.relay.find(cardId);
       if (!card || card.status === 'cancelled') continue;
       // A card closed while its client was away is handed over within the grace; a question

@@ -92,6 +92,10 @@ export function createApp({ access, audit, sessions, token, calls, logins, publi
   if (channels) app.route('/channels', channels.webhooks);
   app.use('/api/*', requireToken(tokens));
   // Before the routes they guard: a refused stream or long poll never starts.
+  // Several nodes: the client's next request may reach another node, which cannot see what
+  // this one still has queued for the audit log; a request is answered once its entries
+  // (a change's, a refusal's) are in the shared log. SQLite keeps batching them per turn.
+  if (cluster?.kind === 'postgres') app.use('/api/*', auditWrittenFirst(audit));
   const connections = new ConnectionLimit(maxConnections);
   app.use('/api/events', connections.middleware());
   app.use('/api/cards/:id/wait', connections.middleware());
@@ -132,6 +136,14 @@ const securityHeaders: MiddlewareHandler<{ Bindings: Partial<HttpBindings> }> = 
   if (outgoing?.headersSent) return; // written by the route itself, with the headers above
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(name, value);
 };
+
+function auditWrittenFirst(audit: AsyncAuditStore): MiddlewareHandler {
+  return async (_c, next) => {
+    await next();
+    // A database away keeps the entries queued for the next write; the answer goes out as it is.
+    await audit.flush().catch(() => {});
+  };
+}
 
 /** Whether an agent's event stream carries this event: cards it may see, its own and watched sessions. */
 function shows(access: CardAccess, who: Principal, name: RelayEventName, data: unknown): Promise<boolean> {

@@ -139,8 +139,10 @@ export class SessionManager {
       createdAt: now,
       updatedAt: now,
     };
-    await this.options.store.insert(session);
+    // The lease first: another node's lease round adopts every active session no node holds,
+    // and would otherwise find this one stored but not yet held, and run it too.
     await this.options.owners?.claim(session.id);
+    await this.options.store.insert(session);
     await this.serial(session.id, () => this.log(session.id, 'user', input.prompt));
     const live = await this.launch(session, factory);
     await this.serial(session.id, () => this.firstTurn(session.id, live, () => live.runner.start(input.prompt, false)));

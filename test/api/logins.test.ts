@@ -78,7 +78,7 @@ describe('the cookie', () => {
     expect((await listWith(relay, 'askrelay_session=')).status).toBe(401);
   });
 
-  it('survives a restart of the relay, and ends when the token changes', async () => {
+  it('survives a restart of the relay', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'askrelay-logins-'));
     try {
       const first = await startTestRelay({}, dir);
@@ -88,7 +88,22 @@ describe('the cookie', () => {
       const second = await startTestRelay({}, dir, port);
       expect((await listWith(second, cookie)).status).toBe(200);
       await second.stop();
-      const rotated = await startTestRelay({ ASKRELAY_TOKEN: `${second.token}-rotated` }, dir, port);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  // Two-node mode (ASKRELAY_TEST_NODES=2) shares one database, whose nodes refuse to start with
+  // another ASKRELAY_TOKEN than the one it keeps a fingerprint of (src/store/shared-secrets.ts):
+  // there the token cannot change by restarting with a new one.
+  it.skipIf(process.env.ASKRELAY_TEST_NODES === '2')('ends when the token changes', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askrelay-logins-'));
+    try {
+      const first = await startTestRelay({}, dir);
+      const cookie = await cookieOf(first);
+      const port = new URL(first.url).port;
+      await first.stop();
+      const rotated = await startTestRelay({ ASKRELAY_TOKEN: `${first.token}-rotated` }, dir, port);
       expect((await listWith(rotated, cookie)).status).toBe(401);
       await rotated.stop();
     } finally {

@@ -110,7 +110,9 @@ afterEach(async () => {
   await db.drop();
 });
 
-describe('askrelay migrate', { timeout: 60_000 }, () => {
+// Two-node mode (ASKRELAY_TEST_NODES=2): migrate copies an embedded relay, so the source relay
+// must run on its SQLite file, which that mode replaces with PostgreSQL.
+describe.skipIf(process.env.ASKRELAY_TEST_NODES === '2')('askrelay migrate', { timeout: 60_000 }, () => {
   it('copies the relay row for row, says what it copied, and a relay on the copy goes on from there', async () => {
     const run = await migrate(source, db.url);
     expect(run.stderr).toBe('');

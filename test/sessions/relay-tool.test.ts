@@ -101,6 +101,17 @@ async function audit(): Promise<AuditEntry[]> {
   return ((await (await relay.api('/api/audit?limit=10000')).json()) as { entries: AuditEntry[] }).entries;
 }
 
+/**
+ * The card's entries of one event, once there are `count`: the toolbox called here is node A's,
+ * which writes its entries right after the call's turn, and with two nodes (ASKRELAY_TEST_NODES=2)
+ * the read may reach node B before that. On one node they are there at once.
+ */
+const entriesOf = (cardId: string, event: string, count: number) =>
+  waitUntil(async () => {
+    const found = (await audit()).filter((e) => e.cardId === cardId && e.event === event);
+    return found.length >= count && found;
+  }, `${count} ${event} entries of ${cardId}`, 5000);
+
 // The refusals, word for word.
 const HUMAN_ONLY = (id: string) => `Card ${id} is an approval; only the human can answer it. Wait for them, or ask them.`;
 const OWN_SESSION = (id: string) => `Card ${id} was asked in your own session; only the human (or another agent they allow) can answer it.`;
@@ -173,7 +184,7 @@ describe('answer_question', () => {
       answer: { q1: { selected: ['SQLite'] } },
       answeredBy: { kind: 'agent', id: s.B.id, surface: 'relay-tool' },
     });
-    expect((await audit()).filter((e) => e.cardId === card.id && e.event === 'card.answered')).toEqual([
+    expect(await entriesOf(card.id, 'card.answered', 1)).toEqual([
       expect.objectContaining({ actor: { kind: 'agent', id: s.B.id }, surface: 'relay-tool', sessionId: s.A.id }),
     ]);
   });
@@ -202,7 +213,7 @@ describe('answer_question', () => {
       expect(result).toEqual({ text: sentence(card), isError: true });
     }
     expect(await relay.relay.get(card.id)).toEqual(before);
-    const refused = (await audit()).filter((e) => e.cardId === card.id && e.event === 'card.refused');
+    const refused = await entriesOf(card.id, 'card.refused', 2);
     expect(refused).toHaveLength(2);
     for (const entry of refused) {
       expect(entry).toMatchObject({ actor: { kind: 'agent', id: caller() }, surface: 'relay-tool', detail: { action: 'answer', code } });

@@ -32,14 +32,28 @@ export function testPool(url: string): pg.Pool {
   return pool;
 }
 
-export async function freshDatabase(): Promise<FreshDatabase> {
-  const name = `askrelay_test_${randomBytes(6).toString('hex')}`;
+/** `prefix`: the start of its name (lower-case letters, digits, _), so a run can find its own. */
+export async function freshDatabase(prefix = 'askrelay_test_'): Promise<FreshDatabase> {
+  const name = `${prefix}${randomBytes(6).toString('hex')}`;
+  if (!/^[a-z_][a-z0-9_]*$/.test(name)) throw new Error(`"${name}" is not a plain database name`);
   await admin((c) => c.query(`CREATE DATABASE ${name}`));
   const url = new URL(TEST_DATABASE_URL);
   url.pathname = `/${name}`;
-  return {
-    url: url.toString(),
-    // WITH (FORCE): a connection a failed test left open does not keep the database.
-    drop: () => admin((c) => c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`)).then(() => {}),
-  };
+  return { url: url.toString(), drop: () => dropDatabase(url.toString()) };
+}
+
+/** Drops the database a URL names, if it is still there. */
+export async function dropDatabase(url: string): Promise<void> {
+  const name = new URL(url).pathname.slice(1);
+  // WITH (FORCE): a connection a failed test left open does not keep the database.
+  await admin((c) => c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(name)} WITH (FORCE)`));
+}
+
+/** Drops every database whose name starts with `prefix` (what a run's tests left behind). */
+export async function dropDatabasesStartingWith(prefix: string): Promise<string[]> {
+  return admin(async (c) => {
+    const { rows } = await c.query<{ datname: string }>('SELECT datname FROM pg_database WHERE starts_with(datname, $1)', [prefix]);
+    for (const { datname } of rows) await c.query(`DROP DATABASE IF EXISTS ${pg.escapeIdentifier(datname)} WITH (FORCE)`);
+    return rows.map((r) => r.datname);
+  });
 }

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveConfig, type ServeConfig } from '../../src/config.js';
 import { startRelay, type RunningRelay } from '../../src/start.js';
+import { startTwoNodes, TWO_NODES } from './two-node-relay.js';
 
 export interface TestRelay extends RunningRelay {
   dataDir: string;
@@ -14,9 +15,15 @@ export interface TestRelay extends RunningRelay {
 /**
  * A real relay on an ephemeral loopback port with its own temporary SQLite file; give a data
  * folder and a port to start it again where an earlier one stopped; `extra` sets what no variable
- * sets yet (a PostgreSQL database).
+ * sets yet (a PostgreSQL database). With ASKRELAY_TEST_NODES=2 (and no database in `extra`):
+ * two nodes on one fresh PostgreSQL database instead (test/support/two-node-relay.ts).
  */
 export async function startTestRelay(env: Record<string, string> = {}, dataDir?: string, port = '0', extra: Partial<ServeConfig> = {}): Promise<TestRelay> {
+  if (TWO_NODES && !extra.databaseUrl) return startTwoNodes(startOneRelay, env, dataDir, port, extra);
+  return startOneRelay(env, dataDir, port, extra);
+}
+
+async function startOneRelay(env: Record<string, string>, dataDir: string | undefined, port: string, extra: Partial<ServeConfig>): Promise<TestRelay> {
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-test-'));
   // Providers get the real environment (PATH, HOME for Claude Code) minus the relay's own settings.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));

@@ -33,6 +33,12 @@ export function sessionApi(current: () => TestRelay, { waitMs = 30_000 } = {}) {
       ),
     /** The session once it idles with `text` as its last transcript entry. */
     idleWith: (id: string, text: string, on = current()) => idleWhen(id, (s) => s.transcript!.at(-1)?.text === text, `${id} to idle on "${text}"`, on),
+    /**
+     * The session once its status is `status`. A session marks itself waiting in the background
+     * right after its card is made; on PostgreSQL (two-node mode) a read can fall in between.
+     */
+    status: (id: string, status: Session['status'], on = current()) =>
+      waitUntil(async () => ((await session(id, on)).status === status ? status : undefined), `${id} ${status}`, 5000),
     /** The session once its turn ended with a reply of the model. */
     done: (id: string, on = current()) => idleWhen(id, (s) => s.transcript!.at(-1)?.role === 'assistant', `${id} done`, on),
   };

@@ -1,0 +1,85 @@
+import { randomBytes } from 'node:crypto';
+import { afterEach, beforeEach, expect, it } from 'vitest';
+import { sessionLease, type Cluster } from '../../src/cluster/cluster.js';
+import { Relay } from '../../src/relay/relay.js';
+import { SessionManager } from '../../src/sessions/manager.js';
+import type { RunnerFactory } from '../../src/sessions/runner.js';
+import type { SessionOwners } from '../../src/sessions/session-owners.js';
+import type { AsyncSessionStore } from '../../src/store/session-store.js';
+import { postgresStores } from '../../src/store/postgres/postgres-stores.js';
+import type { Stores } from '../../src/store/stores.js';
+import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
+
+// A session started on node A must not also be run by node B: B's lease round adopts the
+// active sessions no node holds, so A holds the session's lease before B can find the
+// session in the store. (Found by the two-node run of the feature suites: a Grok session
+// ran its turn twice, once on each node.) Here B's round runs exactly when A has stored the
+// session, the moment a busy machine leaves between the two.
+
+const HOUR = 3_600_000;
+
+let db: FreshDatabase;
+const open: { stores: Stores; cluster: Cluster; relay: Relay; manager: SessionManager }[] = [];
+
+beforeEach(async () => {
+  db = await freshDatabase();
+});
+afterEach(async () => {
+  for (const node of open.splice(0)) {
+    await node.manager.close();
+    node.relay.stop();
+    await node.cluster.close();
+    await node.stores.close();
+  }
+  await db.drop();
+});
+
+/** A runner that says which node started it and never ends its turn (the test only counts starts). */
+function counting(node: string, started: string[]): RunnerFactory {
+  return {
+    engines: ['messages'],
+    movable: ['messages'],
+    defaultModel: () => 'm',
+    create: () => ({ start: async () => void started.push(node), send: async () => {}, stop: async () => {} }),
+  };
+}
+
+async function node(id: string, started: string[], wrap: (store: AsyncSessionStore) => AsyncSessionStore = (s) => s) {
+  const stores = await postgresStores(db.url, randomBytes(32), () => {});
+  const cluster = await stores.joinCluster(id, 1500, () => {});
+  const relay = new Relay({ store: stores.cards, waits: { default: HOUR, extension: HOUR } });
+  await relay.start();
+  const owners: SessionOwners = {
+    node: id,
+    claim: (sid) => cluster.claim(sessionLease(sid)),
+    release: (sid) => cluster.release(sessionLease(sid)),
+    holder: (sid) => cluster.holder(sessionLease(sid)),
+    forward: async () => {
+      throw new Error('not forwarded in this test');
+    },
+  };
+  const manager = new SessionManager({ relay, store: wrap(stores.sessions), providers: { claude: counting(id, started) }, owners, log: () => {} });
+  open.push({ stores, cluster, relay, manager });
+  return manager;
+}
+
+it('a session started on one node is not adopted by the other in the moment after it was stored', async () => {
+  const started: string[] = [];
+  const b = await node('node-b', started);
+  // A's store, with B's lease round run right after the session's row is written.
+  const a = await node('node-a', started, (store) =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== 'insert') return Reflect.get(target, name, receiver);
+        return async (...args: Parameters<AsyncSessionStore['insert']>) => {
+          await target.insert(...args);
+          await b.adopt();
+        };
+      },
+    }),
+  );
+  const session = await a.start({ provider: 'claude', engine: 'messages', prompt: 'go' });
+  expect(a.liveIds()).toEqual([session.id]);
+  expect(b.liveIds()).toEqual([]);
+  expect(started).toEqual(['node-a']);
+});
