@@ -8,8 +8,8 @@ import { z } from 'zod';
 export const ASK_USER_QUESTION = 'AskUserQuestion';
 export const EXIT_PLAN_MODE = 'ExitPlanMode';
 
-// The exact tool definition Claude Code sends in `tools` (captured from its first request,
-// /tmp/claude-probe/askuserquestion-tool.json). The relay's own Messages-API loop offers the
+// The exact tool definition Claude Code sends in `tools` (captured from its first request into
+// test/providers/golden/claude-code-ask-user-question.json, which the tests compare it with). The relay's own Messages-API loop offers the
 // model this same definition, so both engines see one schema. Kept as JSON, byte for byte.
 export const ASK_USER_QUESTION_TOOL = {
   "name": "AskUserQuestion",

@@ -1,10 +1,9 @@
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { summarizeToolInput, toolApprovalDraft, toolDecision } from '../../providers/claude/approvals.js';
-import { RESTART_ANSWER_PREFIX } from '../../providers/claude/code-resume.js';
-import { codeEngine, codeEngineEnv, MANUAL_EXPIRY_STOP, STOPPED_MESSAGE } from '../../providers/claude/engine-code.js';
+import { codeEngine, codeEngineEnv, STOPPED_MESSAGE } from '../../providers/claude/engine-code.js';
 import type { Answer, Card, RelayMode } from '../../src/cards/model.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SessionManager } from '../../src/sessions/manager.js';
@@ -20,6 +19,7 @@ import {
   type AnthropicServer,
   type MessagesRequest,
   type ScriptedReply,
+  type ToolDefinition,
   type ToolResult,
 } from '../fakes/anthropic-server.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -60,6 +60,8 @@ const STEPS: Record<string, Array<ScriptedReply | ((request: MessagesRequest) =>
     { toolUse: { name: 'ExitPlanMode', input: {} } },
     { toolUse: { name: 'ExitPlanMode', input: {} } },
   ],
+  // No tool call: the model answers at once; the test reads the tools Claude Code offered.
+  offered: [],
   apiError: [{ error: { status: 400, type: 'invalid_request_error', message: 'scripted refusal' } }],
 };
 
@@ -202,6 +204,22 @@ const nextCard = (h: Harness, id: string, seen: Set<string>) =>
   }, `the next card of ${id}`);
 
 describe.concurrent('the code engine: real Claude Code, real relay', () => {
+  it('Claude Code offers the model exactly the AskUserQuestion definition in golden/claude-code-ask-user-question.json', async () => {
+    // The relay's messages engine offers ASK_USER_QUESTION_TOOL, which claude-adapter.test.ts
+    // compares with the same file: a Claude Code upgrade that changes its definition fails here.
+    const golden = JSON.parse(readFileSync(new URL('./golden/claude-code-ask-user-question.json', import.meta.url), 'utf8')) as { tool: ToolDefinition };
+    const s = await start(main, 'offered');
+    await idle(main, s.id);
+    const withTools = requestsOf('offered').filter((r) => r.tools?.length);
+    expect(withTools.length).toBeGreaterThan(0);
+    for (const request of withTools) {
+      const offered = request.tools!.filter((t) => t.name === 'AskUserQuestion');
+      expect(offered).toHaveLength(1);
+      expect(offered[0]).toEqual(golden.tool);
+      expect(JSON.stringify(offered[0])).toBe(JSON.stringify(golden.tool)); // key order too
+    }
+  });
+
   it('AskUserQuestion: the exact tool_result Claude Code sends for each kind of answer', async () => {
     const cases: Array<[string, (card: Card) => Promise<Card>, string]> = [
       ['single', (c) => main.relay.answer(c.id, answerOf(c, [['PostgreSQL']])), ANSWERED('"Which database?"="PostgreSQL"')],
@@ -258,7 +276,8 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
     const next = requestsOf('manual')[1]!;
     expect(lastToolResult(next)?.content).toBe(NO_ANSWER);
     expect(lastUserText(next)).toBe('Use SQLite.');
-    expect(JSON.stringify(next.messages)).toContain(MANUAL_EXPIRY_STOP);
+    // MANUAL_EXPIRY_STOP in providers/claude/engine-code.ts, written out so a change to it is noticed.
+    expect(JSON.stringify(next.messages)).toContain("Nobody answered in time and askrelay is in manual mode, so the turn ended to wait for the user's next message.");
     expect(after.transcript!.at(-1)!.text).toBe('continued: Use SQLite.');
   });
 
@@ -341,7 +360,8 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
         const x = await second.sessions.get(s.id);
         return x.status === 'idle' && x.transcript!.at(-1)!.role === 'assistant' ? x : undefined;
       }, 'the resumed turn');
-      const expected = `${RESTART_ANSWER_PREFIX}\n${ANSWERED('"Which database?"="PostgreSQL"')}`;
+      // RESTART_ANSWER_PREFIX in providers/claude/code-resume.ts, written out so a change to it is noticed.
+      const expected = `(askrelay restarted while your question was open. The user's answer:)\n${ANSWERED('"Which database?"="PostgreSQL"')}`;
       const resumed = requestsOf('restart').at(-1)!;
       expect(lastUserText(resumed)).toBe(expected);
       expect(done.transcript!.at(-2)).toMatchObject({ role: 'tool', text: expected, cardId: card.id });
