@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
-import { RELAY_TOOL_DEFINITIONS, relayToolRestartPrompt } from '../../src/sessions/relay-tool.js';
+import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
 import type { RunnerContext } from '../../src/sessions/runner.js';
 import { messagesEngine } from '../../providers/claude/engine-messages.js';
 import {
@@ -19,6 +19,7 @@ import {
 } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { sessionApi } from '../support/session-api.js';
+import { goldenRelayTools } from '../support/golden.js';
 import { waitUntil } from '../support/wait-until.js';
 import { claudeRelayEnv, dbQuestion } from './claude-fixtures.js';
 
@@ -183,15 +184,15 @@ describe.each(['messages', 'code'] as const)('the %s engine', (engine) => {
     const names = toolNames(request);
     expect(names).toContain('AskUserQuestion');
     const tools = request.tools!;
-    for (const definition of RELAY_TOOL_DEFINITIONS) {
+    for (const definition of goldenRelayTools()) {
       const name = engine === 'messages' ? definition.name : `mcp__askrelay__${definition.name}`;
       const offered = tools.find((t) => t.name === name);
       expect(offered, name).toBeDefined();
       if (engine === 'messages') {
-        // Exactly the relay tool's definition in the Messages API's form.
+        // Exactly the recorded definition in the Messages API's form.
         expect(offered).toEqual({ name: definition.name, description: definition.description, input_schema: definition.inputSchema });
       } else {
-        // Claude Code lists the MCP tool with the relay tool's description and the same
+        // Claude Code lists the MCP tool with the recorded description and the same
         // properties and required fields (its converter adds a draft-07 $schema).
         expect(offered!.description).toBe(definition.description);
         const schema = offered!.input_schema as { type: string; properties: Record<string, unknown>; required?: string[] };
@@ -242,8 +243,8 @@ describe.each(['messages', 'code'] as const)('the %s engine across a relay resta
         expect(finished.transcript!.at(-1)!.text).toBe('ack ok');
       } else {
         // Claude Code cannot answer a call its dead process left open: the result is the resumed session's prompt.
-        expect(text).toBe(relayToolRestartPrompt('start_session', { text: started![0]!, isError: false }));
-        expect(text.startsWith('(askrelay restarted while your start_session call was open. Its result:)\n')).toBe(true);
+        // relayToolRestartPrompt in src/sessions/relay-tool.ts (heading style), written out.
+        expect(text).toBe(`(askrelay restarted while your start_session call was open. Its result:)\n${started![0]!}`);
         expect(finished.transcript!.at(-1)!.text).toBe(`continued: ${text}`);
       }
       // Exactly one session was started, and it runs.

@@ -4,11 +4,11 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
-import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
 import { lastToolMessage, lastUserText, startOpenAIServer, toolResultsThisTurn, toolResultFor, toolNames, toolSchema, type ChatMessage, type ChatTool, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { sessionApi } from '../support/session-api.js';
 import { copilotRelayEnv } from './openai-fixtures.js';
+import { goldenRelayTools } from '../support/golden.js';
 
 // The relay tool inside Copilot / OpenAI sessions, through the real @github/copilot-sdk
 // runtime offline (a BYOK provider pointed at the scripted Chat Completions server), on both
@@ -157,13 +157,13 @@ describe.each([
     // A turn waiting on a card shows `waiting`, whatever the runtime sends meanwhile.
     expect((await session(a.id)).status).toBe('waiting');
 
-    // The model sees the relay tool as four function tools, exactly as the relay defines them.
+    // The model sees the relay tool as four function tools with the recorded descriptions.
     const [first] = requestsOf(`[relay card=${card.id} turn=${engine}1]`);
     const names = toolNames(first!.body);
     // After the runtime's own tools (ask_user among them: ours on sdk, Copilot's on extension).
     expect(names.slice(-4)).toEqual(['list_questions', 'answer_question', 'start_session', 'watch_session']);
     expect(names).toContain('ask_user');
-    for (const d of RELAY_TOOL_DEFINITIONS) {
+    for (const d of goldenRelayTools()) {
       expect(toolSchema(first!.body, d.name)).toEqual(SEEN_SCHEMAS[d.name]);
       const tool = (first!.body.tools as ChatTool[]).find((t) => t.function?.name === d.name)!;
       expect(tool.function!.description).toBe(d.description);

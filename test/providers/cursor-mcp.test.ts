@@ -2,8 +2,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
-import { ASK_USER_INPUT_SCHEMA, ASK_USER_OUTPUT_SCHEMA } from '../../providers/cursor/index.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { readGolden } from '../support/golden.js';
 import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
 
 // The Cursor dialect of ask_user at /mcp, driven by the real MCP SDK client over Streamable
@@ -64,8 +64,8 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS);
-    expect(tools[0].inputSchema).toEqual(ASK_USER_INPUT_SCHEMA);
-    expect(tools[0].outputSchema).toEqual(ASK_USER_OUTPUT_SCHEMA);
+    // Every field of every tool, as recorded in golden/mcp-tools-cursor.json (not the constants they come from).
+    expect(tools).toEqual(readGolden<{ tools: unknown[] }>('mcp-tools-cursor').tools);
     expect(tools[0].description).toMatch(/never add an "Other" option/);
   });
 

@@ -1,13 +1,13 @@
 import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { grokSystemPrompt, MAX_TOOL_ROUNDS } from '../../providers/grok/index.js';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
-import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
 import { lastToolMessage, lastUserText, startOpenAIServer, toolResultsThisTurn, toolResultFor, type ChatMessage, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { sessionApi } from '../support/session-api.js';
 import { GROK_KEY, grokRelayEnv } from './openai-fixtures.js';
+import { goldenRelayTools } from '../support/golden.js';
+import { goldenGrokSystemPrompt } from './golden/grok-system-prompt.js';
 
 // The relay tool inside Grok sessions: the real `openai` client against the scripted Chat
 // Completions server. Grok gets the four relay tools as function tools; a reply with
@@ -103,9 +103,9 @@ describe('grok: the relay tool', () => {
     expect(turn1).toHaveLength(2);
     for (const r of turn1) {
       expect(r.body.tools).toEqual(
-        RELAY_TOOL_DEFINITIONS.map((d) => ({ type: 'function', function: { name: d.name, description: d.description, parameters: d.inputSchema } })),
+        goldenRelayTools().map((d) => ({ type: 'function', function: { name: d.name, description: d.description, parameters: d.inputSchema } })),
       );
-      expect(r.body.messages[0]).toEqual({ role: 'system', content: grokSystemPrompt('autopilot', true) });
+      expect(r.body.messages[0]).toEqual({ role: 'system', content: goldenGrokSystemPrompt('autopilot', true) });
     }
 
     // The human lets agents answer A's cards; turn 2 lists the card and answers "2" (SQLite).
@@ -217,10 +217,11 @@ describe('grok: the relay tool', () => {
 
   it('a model that keeps calling tools is stopped after MAX_TOOL_ROUNDS replies; the next message continues the conversation', async () => {
     const s = await start('Loop. [forever]');
-    const note = `Grok called tools in ${MAX_TOOL_ROUNDS} replies in a row; the turn was ended. Send a message to continue.`;
+    const rounds = 25; // MAX_TOOL_ROUNDS in providers/grok/runner.ts, written out
+    const note = `Grok called tools in ${rounds} replies in a row; the turn was ended. Send a message to continue.`;
     const done = await idleWith(s.id, note);
-    expect(requestsWith('Loop. [forever]')).toHaveLength(MAX_TOOL_ROUNDS);
-    expect(done.transcript!.filter((e) => e.role === 'tool')).toHaveLength(MAX_TOOL_ROUNDS);
+    expect(requestsWith('Loop. [forever]')).toHaveLength(rounds);
+    expect(done.transcript!.filter((e) => e.role === 'tool')).toHaveLength(rounds);
     await relay.api(`/api/sessions/${s.id}/messages`, { method: 'POST', json: { text: 'Stop now.' } });
     await idleWith(s.id, 'ok');
     const last = requestsWith('Loop. [forever]').at(-1)!.body.messages as ChatMessage[];

@@ -8,6 +8,7 @@ import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { sessionApi } from '../support/session-api.js';
 import { waitUntil } from '../support/wait-until.js';
 import { GROK_KEY, grokRelayEnv } from './openai-fixtures.js';
+import { goldenGrokSystemPrompt } from './golden/grok-system-prompt.js';
 
 // Grok: the real `openai` client against the scripted Chat Completions server, through the
 // relay's HTTP API. No question tool, no cards: Grok asks in its reply text and the session
@@ -56,15 +57,9 @@ const requestsWith = (marker: string) =>
 describe('the adapter (pure)', () => {
   it('tells Grok it has no question tool and to ask in its reply, in both relay modes', () => {
     for (const mode of ['autopilot', 'manual'] as const) {
-      const text = grokSystemPrompt(mode);
-      expect(text).toContain('You have no question tool.');
-      expect(text).toContain('ask in your reply text, then stop');
-      expect(text).toContain(`${mode} mode`);
-      expect(text).toContain('"(Recommended)"');
-      expect(text).not.toMatch(/ask_user|AskUserQuestion|list_questions/);
-      expect(grokSystemPrompt(mode, true)).toBe(
-        `${text}\n- Your tools (list_questions, answer_question, start_session, watch_session) work with the other agent sessions on this relay; they are not a way to ask your user.`,
-      );
+      expect(grokSystemPrompt(mode)).toBe(goldenGrokSystemPrompt(mode, false));
+      expect(grokSystemPrompt(mode, true)).toBe(goldenGrokSystemPrompt(mode, true));
+      expect(grokSystemPrompt(mode)).not.toMatch(/ask_user|AskUserQuestion|list_questions/);
     }
   });
 
@@ -143,7 +138,7 @@ describe('sessions over the HTTP API', () => {
       // The relay tool's four functions, and no question tool.
       expect(toolNames(r.body)).toEqual(['list_questions', 'answer_question', 'start_session', 'watch_session']);
       expect(r.body).not.toHaveProperty('tool_choice');
-      expect(r.body.messages[0]).toEqual({ role: 'system', content: grokSystemPrompt('autopilot', true) });
+      expect(r.body.messages[0]).toEqual({ role: 'system', content: goldenGrokSystemPrompt('autopilot', true) });
     }
     expect(sent[1]!.body.messages.slice(1)).toEqual([
       { role: 'user', content: 'Set up a database for my app (history)' },
@@ -158,7 +153,7 @@ describe('sessions over the HTTP API', () => {
     await idleWith(s.id, ASK);
     const [r] = requestsWith('(named model)');
     expect(r!.body.model).toBe('grok-3-mini');
-    expect(r!.body.messages[0].content).toBe(grokSystemPrompt('manual', true));
+    expect(r!.body.messages[0].content).toBe(goldenGrokSystemPrompt('manual', true));
   });
 
   it('an API error fails the session with one readable sentence', async () => {

@@ -9,7 +9,6 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { ASK_USER_INPUT_SCHEMA, ASK_USER_OUTPUT_SCHEMA } from '../../providers/openclaw/index.js';
 import type { Card } from '../../src/cards/model.js';
 import { Relay } from '../../src/relay/relay.js';
 import { openclawDialect } from '../../providers/openclaw/index.js';
@@ -20,6 +19,7 @@ import { asyncSessions } from '../../src/store/session-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { readGolden } from '../support/golden.js';
 import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
 
 // OpenClaw's ask_user at /mcp/openclaw, driven by the real MCP SDK client over Streamable
@@ -78,8 +78,8 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     const { client } = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).toEqual(MCP_TOOLS);
-    expect(tools[0].inputSchema).toEqual(ASK_USER_INPUT_SCHEMA);
-    expect(tools[0].outputSchema).toEqual(ASK_USER_OUTPUT_SCHEMA);
+    // Every field of every tool, as recorded in golden/mcp-tools-openclaw.json (not the constants they come from).
+    expect(tools).toEqual(readGolden<{ tools: unknown[] }>('mcp-tools-openclaw').tools);
   });
 
   it('one question: blocks until answered; the card waits 900 s by default', async () => {
