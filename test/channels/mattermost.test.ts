@@ -251,7 +251,13 @@ describe('Mattermost channel', () => {
     fake.forbidEphemeral(true);
     fake.reply({ user: MALLORY, root: post.post.id, message: '1' });
     await poll();
-    await waitUntil(() => h.logs.find((l) => l.includes('create_post_ephemeral')), 'the log line');
+    const line = `mattermost: could not tell ${MALLORY} privately why their reply changed nothing: POST /posts/ephemeral: 403 You do not have the appropriate permissions. (api.context.permissions.app_error) (the bot needs the create_post_ephemeral permission: make it a system admin)`;
+    await waitUntil(() => h.logs.length > 0, 'the log line');
+    // Two more polls: the reply was read once, so it is neither tried nor logged again.
+    await poll();
+    await poll();
+    expect(h.logs).toEqual([line]);
+    expect(fake.requests.filter((r) => r.method === 'POST' && r.path === '/api/v4/posts/ephemeral')).toHaveLength(1);
   });
 
   it('keeps polling through outages and rate limits, logging once, and takes replies made meanwhile', async () => {

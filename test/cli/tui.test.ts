@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -11,31 +11,36 @@ import { waitUntil } from '../support/wait-until.js';
 
 const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
 
-const SESSION = `askrelay-tui-${process.pid}`;
 const tmux = (...args: string[]) => execFileSync('tmux', args, { encoding: 'utf8' });
-const screen = () => tmux('capture-pane', '-p', '-t', SESSION);
-const keys = (...k: string[]) => tmux('send-keys', '-t', SESSION, ...k);
-const shows = (text: string, what = `"${text}" on the screen`) =>
-  waitUntil(() => screen().includes(text), what, 15_000).catch((err: Error) => {
-    // The screen as it was, for the failure message.
-    throw new Error(`${err.message}; the screen:\n${screen()}`);
-  });
 
 // npm test installs tmux first (scripts/ensure-test-tools.js); without it these fail, never skip.
 describe('askrelay tui in tmux', () => {
+  // Each test has its own relay and its own TUI in its own tmux session: what one test leaves
+  // on the screen or pending at the relay is never what another one reads.
   let relay: TestRelay;
+  let session = '';
+  let count = 0;
+  const screen = () => tmux('capture-pane', '-p', '-t', session);
+  const keys = (...k: string[]) => tmux('send-keys', '-t', session, ...k);
+  const shows = (text: string, what = `"${text}" on the screen`) =>
+    waitUntil(() => screen().includes(text), what, 15_000).catch((err: Error) => {
+      // The screen as it was, for the failure message.
+      throw new Error(`${err.message}; the screen:\n${screen()}`);
+    });
 
-  beforeAll(async () => {
+  beforeEach(async () => {
     relay = await startTestRelay();
+    session = `askrelay-tui-${process.pid}-${++count}`;
     const env = `ASKRELAY_URL=${relay.url} ASKRELAY_TOKEN=${relay.token}`;
-    tmux('new-session', '-d', '-s', SESSION, '-x', '110', '-y', '30', `env ${env} ${process.execPath} ${BIN} tui`);
+    tmux('new-session', '-d', '-s', session, '-x', '110', '-y', '30', `env ${env} ${process.execPath} ${BIN} tui`);
     // Keep the pane (and what it printed) if the command ends early, for the failure message.
-    tmux('set-option', '-t', SESSION, 'remain-on-exit', 'on');
+    tmux('set-option', '-t', session, 'remain-on-exit', 'on');
+    await shows('No pending cards', 'the TUI to start');
   });
 
-  afterAll(async () => {
+  afterEach(async () => {
     try {
-      tmux('kill-session', '-t', SESSION);
+      tmux('kill-session', '-t', session);
     } catch {
       // already gone
     }
@@ -58,7 +63,6 @@ describe('askrelay tui in tmux', () => {
     }, 'the answer at the relay');
 
   it('answers a single-choice card picked with the arrow keys', async () => {
-    await shows('No pending cards');
     const card = await ask({ questions: [{ header: 'DB', text: 'Which database?', options: ['sqlite', 'postgres', 'mysql'] }] });
     await shows('Which database?', 'the new card in the list');
     keys('Enter');
@@ -147,6 +151,13 @@ describe('askrelay tui in tmux', () => {
   });
 
   it('a reply typed on the list answers the waiting card through the plain-text reply route', async () => {
+    const first = await ask({ questions: [{ text: 'Where do the cards live?', options: ['SQLite', 'Postgres'] }] });
+    await shows('Where do the cards live?');
+    keys('-l', 'postgres');
+    await shows('› postgres_');
+    keys('Enter');
+    await shows(`Answered ${first.id}: Postgres`, 'the first resolution line');
+    await shows('No pending cards');
     const card = await ask({ questions: [{ text: 'Which platforms?', options: ['Linux', 'macOS', 'Windows'], multiSelect: true }] });
     await shows('Which platforms?');
     keys('-l', 'linux, 3');
@@ -158,8 +169,8 @@ describe('askrelay tui in tmux', () => {
     expect(answered.answeredBy?.surface).toBe('cli');
     await shows(`Answered ${card.id}: Linux, Windows`, 'the resolution line');
     await shows('No pending cards');
-    // the earlier resolutions stay listed
-    expect(screen()).toMatch(/Answered c_\w+: Postgres/);
+    // the earlier resolution stays listed
+    expect(screen()).toContain(`Answered ${first.id}: Postgres`);
   });
 
   it('reconnects after the relay restarts and reloads its pending cards', async () => {
@@ -177,8 +188,7 @@ describe('askrelay tui in tmux', () => {
   });
 
   it('quits with q', async () => {
-    await shows('No pending cards');
     keys('q');
-    await waitUntil(() => tmux('display-message', '-p', '-t', SESSION, '#{pane_dead}').trim() === '1', 'the tui to exit');
+    await waitUntil(() => tmux('display-message', '-p', '-t', session, '#{pane_dead}').trim() === '1', 'the tui to exit');
   });
 });
