@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import type { Card } from '../../src/cards/model.js';
 import { PostgresNodes } from '../../src/store/postgres/nodes.js';
 import { PostgresCardStore } from '../../src/store/postgres/postgres-card-store.js';
+import { cardOf } from '../support/card-fixture.js';
 import { freshDatabase, testPool, type FreshDatabase } from '../support/postgres.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { readSse, type SseEvent } from '../support/sse.js';
@@ -104,21 +104,11 @@ describe('two nodes on one database', () => {
       // A third node: alive for a moment, it commits a card and dies before its NOTIFY.
       await new PostgresNodes(pool).heartbeat('node-gone', undefined, {});
       const now = Date.now();
-      const card: Card = {
+      const card = cardOf([{ id: 'q1', text: 'Heard of me?', options: [{ label: 'Yes' }] }], {
         id: 'c_unannounced0001',
-        sessionId: null,
-        provider: 'api',
-        tool: 'cards',
-        origin: 'relay',
-        kind: 'question',
-        layout: 'steps',
-        questions: [{ id: 'q1', text: 'Heard of me?', options: [{ label: 'Yes' }], multiSelect: false, freeText: true }],
-        selectSeveral: false,
-        relayMode: 'autopilot',
-        status: 'pending',
         createdAt: new Date(now).toISOString(),
         expiresAt: new Date(now + 3000).toISOString(),
-      };
+      });
       await new PostgresCardStore(pool).insertCard(card);
       // node-gone stops heartbeating; once it drops out of the list, A reads the card back.
       const created = await waitUntil(() => watch.events.find((e) => e.event === 'card.created' && JSON.parse(e.data).id === card.id), 'A to learn of the card', 10_000);
