@@ -16,6 +16,7 @@ import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
 import { SessionManager } from './sessions/manager.js';
 import { existingAuditKey, loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
+import { lockDataFolder } from './store/folder-lock.js';
 import { openPostgres } from './store/postgres/postgres-stores.js';
 import { sharedSecrets, type RelaySecrets } from './store/shared-secrets.js';
 import { sqliteStores, type Stores } from './store/stores.js';
@@ -71,6 +72,22 @@ async function openStore(config: ServeConfig, notices: (string | undefined)[]): 
 
 export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   const notices = [openDataFolder(config.dataDir)];
+  // Before the store opens: a second relay on this folder stops here, having touched nothing.
+  const lock = lockDataFolder(config.dataDir);
+  notices.push(lock.notice);
+  let running: RunningRelay;
+  try {
+    running = await startLocked(config, notices);
+  } catch (err) {
+    lock.release();
+    throw err;
+  }
+  let closed: Promise<void> | undefined;
+  const close = running.close;
+  return { ...running, close: () => (closed ??= close().finally(() => lock.release())) };
+}
+
+async function startLocked(config: ServeConfig, notices: (string | undefined)[]): Promise<RunningRelay> {
   const { store, secrets } = await openStore(config, notices);
   const { token, vapid } = secrets;
   // An answer holding the relay's own token is refused (src/cards/secrets.ts).
