@@ -1,9 +1,11 @@
-import { spawn } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
+import { diesWithTest } from '../support/child-guard.js';
+import { waitUntil } from '../support/wait-until.js';
 
 // `askrelay serve` as a child process on its own temporary data folder: what it refuses to
 // start with (a short token, from the variable or the file) and what it repairs and says
@@ -42,6 +44,25 @@ function serve(data: string, env: Record<string, string> = {}): Promise<Served> 
     child.on('error', reject);
     child.on('close', (code) => resolve({ code: running ? null : code, stdout, stderr }));
   });
+}
+
+/** Starts `askrelay serve` and leaves it running once it printed its last start-up line. */
+async function running(data: string): Promise<{ child: ChildProcess; exited: Promise<unknown>; stdout: () => string }> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
+  const [command, args] = diesWithTest(process.execPath, [BIN, 'serve', '--port', '0', '--data', data]);
+  const child = spawn(command, args, { cwd: scratch, env: clean });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (d) => (stdout += d));
+  child.stderr.on('data', (d) => (stderr += d));
+  const exited = new Promise((r) => child.on('exit', r));
+  let gone = false;
+  void exited.then(() => (gone = true));
+  await waitUntil(() => {
+    if (gone) throw new Error(`serve exited before it was running:\n${stdout}${stderr}`);
+    return stdout.includes('press Ctrl+C to stop');
+  }, 'serve to be running');
+  return { child, exited, stdout: () => stdout };
 }
 
 let n = 0;
@@ -104,5 +125,29 @@ describe('askrelay serve repairs and says so', { timeout: 30_000 }, () => {
     // Started again, there is nothing to say.
     const again = await serve(data);
     expect(again.stdout).not.toContain('open to other users');
+  });
+});
+
+describe('askrelay serve keeps one relay to a data folder', { timeout: 30_000 }, () => {
+  it('a second relay on a folder in use: exit 1, the first one named; after a SIGKILL the folder can be used again', async () => {
+    const data = folder();
+    const first = await running(data);
+    try {
+      const second = await serve(data);
+      expect(second.code).toBe(1);
+      expect(second.stdout).toBe('');
+      expect(second.stderr).toMatch(
+        new RegExp(`^askrelay serve: Another askrelay \\(pid ${first.child.pid}, started \\d{4}-\\d\\d-\\d\\dT[\\d:.]+Z\\) is running on the data folder ${data}; stop it first, or give this one another --data\\.\n$`),
+      );
+    } finally {
+      first.child.kill('SIGKILL');
+      await first.exited;
+    }
+    // Killed, the first relay left its lock behind: the next start replaces it and says so.
+    const again = await serve(data);
+    expect(again.code).toBeNull();
+    expect(again.stdout).toContain(`Replaced the lock of a relay that stopped without cleaning up (pid ${first.child.pid}).\n`);
+    // Stopped cleanly (SIGTERM), it leaves no lock.
+    expect(existsSync(join(data, 'askrelay.lock'))).toBe(false);
   });
 });
