@@ -38,15 +38,9 @@ export async function serveCommand(argv: string[]): Promise<number> {
   }
   const config = serveConfig({ port: values.port, host: values.host, data: values.data, database: values.database, approveTools: values['approve-tools'] });
   const running = await startRelay(config);
-  const { expired, pending } = running.recovered;
-  console.log(`askrelay is running: ${running.url}`);
-  console.log(`Token: ${running.token}`);
-  for (const notice of running.notices) console.log(notice);
-  console.log(`Data: ${config.dataDir} (${pending} pending card${pending === 1 ? '' : 's'}${expired ? `, ${expired} expired while stopped` : ''})`);
-  for (const line of running.channels.describe()) console.log(`Channel ${line}`);
-  console.log('Open the page, paste the token once; press Ctrl+C to stop.');
-
-  await new Promise<void>((resolve) => {
+  // Listening for the signals before the lines below say the relay runs: a signal sent on
+  // reading them would otherwise kill the process outright, leaving the lock file behind.
+  const stopped = new Promise<void>((resolve) => {
     const stop = () => {
       process.off('SIGINT', stop);
       process.off('SIGTERM', stop);
@@ -55,5 +49,14 @@ export async function serveCommand(argv: string[]): Promise<number> {
     process.on('SIGINT', stop);
     process.on('SIGTERM', stop);
   });
+  const { expired, pending } = running.recovered;
+  console.log(`askrelay is running: ${running.url}`);
+  console.log(`Token: ${running.token}`);
+  for (const notice of running.notices) console.log(notice);
+  console.log(`Data: ${config.dataDir} (${pending} pending card${pending === 1 ? '' : 's'}${expired ? `, ${expired} expired while stopped` : ''})`);
+  for (const line of running.channels.describe()) console.log(`Channel ${line}`);
+  console.log('Open the page, paste the token once; press Ctrl+C to stop.');
+
+  await stopped;
   return 0;
 }
