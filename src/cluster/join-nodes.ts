@@ -6,7 +6,7 @@ import { sessionLease, type Cluster } from './cluster.js';
 import { bridgeEvents } from './event-bridge.js';
 import { LeaseKeeper } from './lease-keeper.js';
 import { NodeCalls } from './node-calls.js';
-import type { NodeLoad } from './node-load.js';
+import { holdsOf, type NodeLoad } from './node-load.js';
 
 // The composition root's part for several nodes: the relay's events across nodes, calls to
 // the node that runs a session, and the leases on the work that has one owner. On the
@@ -59,7 +59,7 @@ export async function wireNodes(cluster: Cluster, relay: Relay, log: (line: stri
         ],
         // One node alone adopts nothing while it runs: it resumed everything at start.
         ...(cluster.kind === 'postgres' ? { sessions, nodeLeft: () => relay.resync({ reset: false }) } : {}),
-        holds: () => ({ sessions: sessions.liveIds().length, mcpCalls: load.mcpCalls, streams: load.streams }),
+        holds: () => holdsOf(sessions, load),
         url,
         log,
       });

@@ -9,3 +9,10 @@ export interface NodeLoad {
 }
 
 export const newNodeLoad = (): NodeLoad => ({ streams: 0, mcpCalls: 0 });
+
+/** What the node list shows a node holding: its sessions' runners, and the load counted above. */
+export const holdsOf = (sessions: { liveIds(): string[] }, load: NodeLoad | undefined): Record<string, number> => ({
+  sessions: sessions.liveIds().length,
+  mcpCalls: load?.mcpCalls ?? 0,
+  streams: load?.streams ?? 0,
+});

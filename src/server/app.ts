@@ -22,7 +22,7 @@ import { ConnectionLimit } from './connection-limit.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
 import type { Cluster } from '../cluster/cluster.js';
-import type { NodeLoad } from '../cluster/node-load.js';
+import { holdsOf, type NodeLoad } from '../cluster/node-load.js';
 import { nodeRoutes } from './node-routes.js';
 import { RelayError } from '../errors.js';
 
@@ -102,8 +102,7 @@ export function createApp({ access, audit, sessions, token, calls, logins, publi
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.route('/api/audit', auditRoutes(audit));
-  const holdsNow = () => ({ sessions: sessions.liveIds().length, mcpCalls: load?.mcpCalls ?? 0, streams: load?.streams ?? 0 });
-  if (cluster) app.route('/api/nodes', nodeRoutes(cluster, holdsNow));
+  if (cluster) app.route('/api/nodes', nodeRoutes(cluster, () => holdsOf(sessions, load)));
   if (push) app.route('/api/push', pushRoutes(push));
   if (channels) app.get('/api/channels', humanOnly, async (c) => c.json({ channels: await channels.status() }));
   app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data), load));
