@@ -79,7 +79,13 @@ export class PostgresLeases {
     await this.pool.query('UPDATE leases SET expires_at = 0 WHERE holder = $1 AND ($2::text IS NULL OR NOT starts_with(name, $2))', [holder, keep ?? null]);
   }
 
-  /** Every lease, held or run out (for GET /api/nodes: what each node holds). */
+  /** The leases that still run, by the database's clock (GET /api/nodes: what each node holds). */
+  async running(): Promise<Lease[]> {
+    const { rows } = await this.pool.query<Row>(`SELECT name, holder, expires_at, fence FROM leases WHERE expires_at > ${DB_NOW} ORDER BY name`);
+    return rows.map(leaseOf);
+  }
+
+  /** Every lease, held or run out. */
   async list(): Promise<Lease[]> {
     const { rows } = await this.pool.query<Row>('SELECT name, holder, expires_at, fence FROM leases ORDER BY name');
     return rows.map(leaseOf);

@@ -63,7 +63,7 @@ export async function postgresCluster(pool: pg.Pool, url: string, options: Postg
     },
     release: (name) => leases.release(name, node),
     holder: (name) => leases.holder(name),
-    leases: async () => (await leases.list()).filter((l) => l.expiresAt > Date.now()).map(({ name, holder, expiresAt }) => ({ name, holder, expiresAt })),
+    leases: async () => (await leases.running()).map(({ name, holder, expiresAt }) => ({ name, holder, expiresAt })),
     publish: async (name, data, ref) => bus.publish(name, name.startsWith('card.') || name.startsWith('session.') ? data : await park(data), ref),
     subscribe: (handler) => {
       handlers.add(handler);
