@@ -99,6 +99,7 @@ export function createApp({ access, audit, sessions, token, calls, logins, publi
   const connections = new ConnectionLimit(maxConnections);
   app.use('/api/events', connections.middleware());
   app.use('/api/cards/:id/wait', connections.middleware());
+  if (load) app.use('/api/cards/:id/wait', countWaits(load));
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.route('/api/audit', auditRoutes(audit));
@@ -135,6 +136,18 @@ const securityHeaders: MiddlewareHandler<{ Bindings: Partial<HttpBindings> }> = 
   if (outgoing?.headersSent) return; // written by the route itself, with the headers above
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(name, value);
 };
+
+/** Long polls waiting here, for the node list. */
+function countWaits(load: NodeLoad): MiddlewareHandler {
+  return async (_c, next) => {
+    load.waits += 1;
+    try {
+      await next();
+    } finally {
+      load.waits -= 1;
+    }
+  };
+}
 
 function auditWrittenFirst(audit: AsyncAuditStore): MiddlewareHandler {
   return async (_c, next) => {

@@ -58,7 +58,7 @@ describe('askrelay nodes', () => {
       const list = JSON.parse(json.stdout) as { node: string; store: string; nodes: { id: string; leases: string[]; holds: Record<string, number> }[] };
       expect(list).toMatchObject({ node: relay.node, store: 'sqlite' });
       // The answering node counts what it holds now: the idle session's runner, no MCP call, no stream.
-      expect(list.nodes[0].holds).toEqual({ sessions: 1, mcpCalls: 0, streams: 0 });
+      expect(list.nodes[0].holds).toEqual({ sessions: 1, mcpCalls: 0, streams: 0, waits: 0 });
       expect(list.nodes.map((n) => n.id)).toEqual([relay.node]);
       expect(list.nodes[0].leases).toContain('push');
       const table = await cli(relay, []);

@@ -197,11 +197,13 @@ describe('three relay nodes on one database are one relay', { timeout: 30_000 },
 
         let polled = false;
         const poll = cluster.api(b, `/api/cards/${card.id}/wait?timeout=30`, { signal: polling.signal }).finally(() => (polled = true));
-        // Progress means the call waits on its card. The poll gets a short window in which it
-        // must stay open (node b has long been waiting by then, not merely about to read the
-        // card): released afterwards, it was released by the answer on node a.
+        // Progress means the call waits on its card; node b counting the poll in its node list
+        // means the poll reached it: released afterwards, it was released by the answer on node a.
         await waitUntil(() => progressed, `the MCP call on node ${c} to report progress`, PATIENCE_MS);
-        await new Promise((resolve) => setTimeout(resolve, 200));
+        await waitUntil(async () => {
+          const { nodes } = await json<{ nodes: { id: string; holds: { waits?: number } }[] }>(await cluster.api(b, '/api/nodes'));
+          return (nodes.find((n) => n.id === `node-${b}`)?.holds.waits ?? 0) >= 1;
+        }, `node ${b} to count the long poll`, PATIENCE_MS);
         expect(polled, `the long poll on node ${b} returned before the card was answered`).toBe(false);
 
         await json<Card>(await answerOn(a, card.id, 'PostgreSQL'));
