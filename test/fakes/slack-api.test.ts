@@ -43,8 +43,8 @@ const slackError = async (call: Promise<unknown>) => {
 const raw = (method: string, body: string, headers: Record<string, string> = {}) =>
   fetch(`${fake.url}${method}`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
 
-const section = (text: string) => ({ type: 'section', text: { type: 'mrkdwn', text } });
-const button = (i: number, text = `Option ${i}`, value = `v${i}`) => ({ type: 'button', text: { type: 'plain_text', text }, action_id: `a${i}`, value });
+const section = (text: string): any => ({ type: 'section', text: { type: 'mrkdwn', text } });
+const button = (i: number, text = `Option ${i}`, value = `v${i}`): any => ({ type: 'button', text: { type: 'plain_text', text }, action_id: `a${i}`, value });
 
 describe('the fake Slack Web API, driven by @slack/web-api', () => {
   it('answers a missing token with not_authed and a wrong one with invalid_auth, both HTTP 200 with ok:false', async () => {
