@@ -205,12 +205,12 @@ describe("the fake Mattermost's button clicks", () => {
 
   it('an integration answering non-200 makes the click fail with 400; an unknown or malformed action id is 404', async () => {
     const url = `${app.url}/actions`;
-    const posted = (await call('POST', '/posts', newPost('Which?', { attachments: [{ actions: [action(0, url)] }] }))).body;
+    const posted = (await call('POST', '/posts', newPost('Which?', { attachments: [{ actions: [action(0, url), action(1, url, { id: 'option_1' })] }] }))).body;
     answer = { status: 401, body: '{"error":"bad signature"}' };
     expect(await fake.click({ post: posted.id, user: ADA, option: 0 })).toEqual({ status: 400, integration: { status: 401, body: { error: 'bad signature' } } });
     expect(await fake.click({ post: posted.id, user: ADA, option: 7 })).toEqual({ status: 404 });
     // Clicks go to /posts/{id}/actions/{action_id:[A-Za-z0-9]+}: an id with "_" never reaches the integration.
-    expect(await fake.click({ post: posted.id, user: ADA, actionId: 'option_0' })).toEqual({ status: 404 });
+    expect(await fake.click({ post: posted.id, user: ADA, actionId: 'option_1' })).toEqual({ status: 404 });
     expect(app.requests).toHaveLength(1);
     expect(fake.messages[0].history).toEqual([]);
   });
