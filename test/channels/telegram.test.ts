@@ -163,6 +163,13 @@ describe('telegram channel', () => {
     expect(message.edits).toHaveLength(1);
     expect([...message.text].length).toBeLessThanOrEqual(4096);
     expect(message.text).toMatch(/\nAnswered: a: 00 x+, .*…$/);
+
+    // A late reply is told the answer, cut to one message too.
+    const late = fake.reply(ADA, message.message_id, 'a: 1');
+    await waitUntil(() => fake.sent.some((m) => m.reply_to_message?.message_id === late) || h.logs.some((l) => l.includes('is too long')), 'the notice');
+    const notice = fake.sent.find((m) => m.reply_to_message?.message_id === late)!;
+    expect(notice.text).toMatch(/^Already answered: a: 00 x+, .*…$/);
+    expect([...notice.text].length).toBeLessThanOrEqual(4096);
   });
 
   it('the toast after a tap is cut to the 200 characters Telegram takes', async () => {

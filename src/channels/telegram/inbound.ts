@@ -5,7 +5,7 @@ import { clip } from '../../cards/text.js';
 import { ChannelSendError } from '../channel.js';
 import { answerSummary } from '../card-text.js';
 import { call, messageKey } from './client.js';
-import { decodeCallback, otherPromptOf, TOAST_CHARS } from './message.js';
+import { decodeCallback, MESSAGE_CHARS, otherPromptOf, TOAST_CHARS } from './message.js';
 
 // Telegram's updates by long polling (getUpdates): no public address needed. Taps on the
 // inline keyboard arrive as callback queries and are answered with a toast (or an alert
@@ -115,8 +115,9 @@ export class TelegramUpdates {
     if (!cardId || !message.from) return;
     const outcome = await this.inbox.reply({ user: String(message.from.id), cardId, text: message.text ?? '' });
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return;
-    // Telegram has no private replies in a group: the notice answers the person's message.
-    await call(() => this.api.sendMessage(this.chat, outcome.notice, { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } }));
+    // Telegram has no private replies in a group: the notice answers the person's message
+    // (cut to one message: "Already answered: …" lists every pick).
+    await call(() => this.api.sendMessage(this.chat, clip(outcome.notice, MESSAGE_CHARS), { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } }));
   }
 
   /**
