@@ -198,6 +198,19 @@ describe('discord channel', () => {
     expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
+  it('a closing line too long for one message is cut, so Discord takes the edit', async () => {
+    // 20 picks of 200 characters: "Answered: …" alone would be over 4,000 characters.
+    const labels = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(2, '0')} ${'x'.repeat(197)}`);
+    const card = await h.ask({ questions: [{ text: 'Which ones?', options: labels, multiSelect: true }] });
+    await h.idle();
+    await h.relay.answer(card.id, { q1: { selected: labels } });
+    await h.idle();
+    const [message] = fake.messages;
+    expect(message.edits).toHaveLength(1);
+    expect([...message.content].length).toBeLessThanOrEqual(2000);
+    expect(message.content).toMatch(/\*\*Answered: 00 x+, 01 x+, .*…\*\*$/);
+  });
+
   it('a card answered elsewhere, expired or cancelled edits its message once', async () => {
     const elsewhere = await h.ask(single);
     const expiring = await h.ask(single);

@@ -178,6 +178,22 @@ describe('slack channel', () => {
     expect(refused[0]).toMatchObject({ cardId: card.id, actor: { kind: 'human', id: `slack:${EVE}` }, surface: 'slack', detail: { action: 'answer', code: 'not_an_answerer' } });
   });
 
+  it('a notice too long for Slack (every pick of ten questions) is cut, so Slack takes it', async () => {
+    const labels = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(2, '0')} ${'x'.repeat(197)}`);
+    const ids = Array.from({ length: 10 }, (_, i) => `q${i}`);
+    const card = await h.ask({ questions: ids.map((id) => ({ id, text: 'Which ones?', options: labels, multiSelect: true })) });
+    await h.idle();
+    await h.relay.answer(card.id, Object.fromEntries(ids.map((id) => [id, { selected: labels }])));
+    await h.idle();
+    const [message] = fake.messages;
+    expect(message.edits).toHaveLength(1);
+    // "Already answered: …" with 200 picks of 200 characters is over Slack's 40,000.
+    await replyInThread(message.ts, ADA, 'q0: 1');
+    await waitUntil(() => fake.ephemerals.length === 1 || h.logs.some((l) => l.includes('could not tell')), 'the notice');
+    expect(fake.ephemerals[0].text).toMatch(/^Already answered: q0: 00 x+, .*…$/);
+    expect([...fake.ephemerals[0].text].length).toBeLessThanOrEqual(3000);
+  });
+
   it('tells an unreadable thread reply privately, in the thread, without repeating it', async () => {
     const card = await h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
     await h.idle();

@@ -151,6 +151,38 @@ describe('telegram channel', () => {
     expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
+  it('a closing line too long for one message is cut, so Telegram takes the edit', async () => {
+    // Two questions of 20 picks of 200 characters: "Answered: …" alone would be over 8,000 characters.
+    const labels = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(2, '0')} ${'x'.repeat(197)}`);
+    const question = (id: string) => ({ id, header: id, text: 'Which ones?', options: labels, multiSelect: true });
+    const card = await h.ask({ questions: [question('a'), question('b')] });
+    await h.idle();
+    await h.relay.answer(card.id, { a: { selected: labels }, b: { selected: labels } });
+    await h.idle();
+    const [message] = cardMessages();
+    expect(message.edits).toHaveLength(1);
+    expect([...message.text].length).toBeLessThanOrEqual(4096);
+    expect(message.text).toMatch(/\nAnswered: a: 00 x+, .*…$/);
+
+    // A late reply is told the answer, cut to one message too.
+    const late = fake.reply(ADA, message.message_id, 'a: 1');
+    await waitUntil(() => fake.sent.some((m) => m.reply_to_message?.message_id === late) || h.logs.some((l) => l.includes('is too long')), 'the notice');
+    const notice = fake.sent.find((m) => m.reply_to_message?.message_id === late)!;
+    expect(notice.text).toMatch(/^Already answered: a: 00 x+, .*…$/);
+    expect([...notice.text].length).toBeLessThanOrEqual(4096);
+  });
+
+  it('the toast after a tap is cut to the 200 characters Telegram takes', async () => {
+    const label = `A ${'long '.repeat(38)}label`;
+    const card = await h.ask({ questions: [{ text: 'Which?', options: [label, 'Short'] }] });
+    await h.idle();
+    const [message] = cardMessages();
+    fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[0][0].callback_data);
+    await waitUntil(() => fake.callbackAnswers.length === 1, 'the toast');
+    expect((await h.relay.get(card.id)).status).toBe('answered');
+    expect(fake.callbackAnswers[0].text).toBe(`Answered: ${label}`.slice(0, 199) + '…');
+  });
+
   it('closes the message once when the card is answered elsewhere, expires or is cancelled', async () => {
     const elsewhere = await h.ask(single);
     const expiring = await h.ask({ ...single, waitSeconds: 60 });

@@ -9,6 +9,11 @@ import { listen, readRequest, type LoggedRequest } from './fake-http.js';
 // enforces (5 rows of 5 buttons, 80-character labels, 100-character custom_ids, 2000-character
 // content). It does not enforce buckets by itself: tests tell it when to answer 429.
 // Tests play Discord's other half too: interactions signed with an application key.
+// Sources: https://docs.discord.com/developers/resources/message#create-message (content, embeds),
+// https://docs.discord.com/developers/components/reference (rows, buttons, custom_id),
+// https://docs.discord.com/developers/reference#error-messages (50035's nested `errors`),
+// https://docs.discord.com/developers/topics/rate-limits (429 body and headers),
+// https://docs.discord.com/developers/interactions/overview (Ed25519 request signatures).
 
 export const FAKE_CHANNEL = '1100000000000000001';
 export const FAKE_GUILD = '1100000000000000002';
@@ -22,6 +27,7 @@ export interface FakeDiscordMessage {
   channel_id: string;
   content: string;
   components: any[];
+  embeds: any[];
   author: typeof BOT_USER;
   timestamp: string;
   edited_timestamp: string | null;
@@ -82,13 +88,14 @@ export async function startFakeDiscord(options: { token?: string; channels?: str
     if (entry.method === 'POST' && !id) {
       const problems = checkBody(body);
       if (problems) return invalid(res, problems);
-      if (!body.content && !body.components?.length) return send(res, 400, { message: 'Cannot send an empty message', code: 50006 });
+      if (!body.content && !body.components?.length && !body.embeds?.length) return send(res, 400, { message: 'Cannot send an empty message', code: 50006 });
       const message: FakeDiscordMessage = {
         id: snowflake(),
         type: 0,
         channel_id: channel,
         content: body.content ?? '',
         components: body.components ?? [],
+        embeds: body.embeds ?? [],
         author: BOT_USER,
         timestamp: new Date().toISOString(),
         edited_timestamp: null,
@@ -105,6 +112,7 @@ export async function startFakeDiscord(options: { token?: string; channels?: str
     if (problems) return invalid(res, problems);
     if (body.content !== undefined) message.content = body.content ?? '';
     if (body.components !== undefined) message.components = body.components ?? [];
+    if (body.embeds !== undefined) message.embeds = body.embeds ?? [];
     message.edited_timestamp = new Date().toISOString();
     message.edits.push({ content: message.content, components: message.components });
     return send(res, 200, wire(message), bucket(4, 5));
@@ -159,7 +167,6 @@ function wire(message: FakeDiscordMessage) {
     mentions: [],
     mention_roles: [],
     attachments: [],
-    embeds: [],
     pinned: false,
     flags: 0,
     application_id: FAKE_APPLICATION,
@@ -169,9 +176,18 @@ function wire(message: FakeDiscordMessage) {
 /** Discord's form-body checks for what the relay sends; errors in Discord's nested shape. */
 function checkBody(body: any): Record<string, unknown> | undefined {
   const error = (code: string, message: string) => ({ _errors: [{ code, message }] });
+  // Content: up to 2,000 characters (create-message above).
   if (typeof body?.content === 'string' && [...body.content].length > 2000) {
     return { content: error('BASE_TYPE_MAX_LENGTH', 'Must be 2000 or fewer in length.') };
   }
+  // Up to 10 embeds, and 6,000 characters across all of their texts together:
+  // https://docs.discord.com/developers/resources/message#embed-object-embed-limits
+  const embeds = body?.embeds;
+  if (embeds !== undefined && embeds !== null) {
+    if (!Array.isArray(embeds) || embeds.length > 10) return { embeds: error('BASE_TYPE_MAX_LENGTH', 'Must be 10 or fewer in length.') };
+    if (embeds.reduce((n: number, e: any) => n + embedChars(e), 0) > 6000) return { embeds: error('MAX_EMBED_SIZE_EXCEEDED', 'Embed size exceeds maximum size of 6000') };
+  }
+  // Up to 5 action rows of up to 5 buttons; a label up to 80 characters, a custom_id 1 to 100.
   const rows = body?.components;
   if (rows === undefined || rows === null) return undefined;
   if (!Array.isArray(rows) || rows.length > 5) return { components: error('BASE_TYPE_BAD_LENGTH', 'Must be between 0 and 5 in length.') };
@@ -192,6 +208,13 @@ function checkBody(body: any): Record<string, unknown> | undefined {
     }
   }
   return undefined;
+}
+
+/** The characters that count toward an embed's 6,000: title, description, fields, footer, author. */
+function embedChars(embed: any): number {
+  const count = (text: unknown) => (typeof text === 'string' ? [...text].length : 0);
+  const fields = Array.isArray(embed?.fields) ? embed.fields : [];
+  return count(embed?.title) + count(embed?.description) + count(embed?.footer?.text) + count(embed?.author?.name) + fields.reduce((n: number, f: any) => n + count(f?.name) + count(f?.value), 0);
 }
 
 // Discord's other half: the application's key pair and the interactions it sends.

@@ -10,6 +10,11 @@ import { listen, readRequest, type LoggedRequest } from './fake-http.js';
 // throttled-based limiter writes them). It also plays the Mattermost server's part in a button
 // click: it POSTs the button's stored integration context to the integration URL
 // (PostActionIntegrationRequest) and applies the answer (update, ephemeral_text).
+// Sources: https://developers.mattermost.com/api-documentation/ (CreatePost, PatchPost,
+// GetPostsForChannel, CreatePostEphemeral; the AppError schema), Mattermost's server source
+// (server/public/model/post.go: PostMessageMaxRunesV2 = 16383 and the message_length error;
+// server/channels/web/handlers.go: detailed_error is wiped unless developer mode is on),
+// https://developers.mattermost.com/integrate/plugins/interactive-messages/ (button clicks).
 
 export interface FakePost {
   id: string;
@@ -92,7 +97,9 @@ export interface FakeOptions {
   users?: Record<string, string>;
 }
 
+/** A post's message, in runes (code points): PostMessageMaxRunesV2 in server/public/model/post.go. */
 export const MESSAGE_MAX_RUNES = 16_383;
+const TOO_LONG = ['model.post.is_valid.message_length.app_error', 'Post Message property is longer than the maximum permitted length.'] as const;
 const VERSION = '10.5.0.13192.9f3e1c0a.true';
 const ID_ALPHABET = 'ybndrfg8ejkmcpqxot1uwisza345h769';
 
@@ -119,8 +126,9 @@ export async function startMattermostApi(options: FakeOptions = {}): Promise<Mat
     res.writeHead(status, { 'Content-Type': 'application/json', 'X-Request-Id': newId(), 'X-Version-Id': VERSION });
     res.end(JSON.stringify(body));
   };
-  const fail = (res: ServerResponse, status: number, id: string, message: string, detailed = '') =>
-    send(res, status, { id, message, detailed_error: detailed, request_id: newId(), status_code: status });
+  // A production server (developer mode off) sends detailed_error empty.
+  const fail = (res: ServerResponse, status: number, id: string, message: string) =>
+    send(res, status, { id, message, detailed_error: '', request_id: newId(), status_code: status });
 
   const makePost = (fields: Partial<FakePost> & Pick<FakePost, 'user_id' | 'channel_id' | 'message'>): StoredPost => {
     const at = now();
@@ -188,7 +196,7 @@ export async function startMattermostApi(options: FakeOptions = {}): Promise<Mat
     }
     const auth = /^(?:bearer|token)\s+(\S+)$/i.exec(String(req.headers.authorization ?? ''));
     if (auth?.[1] !== token) {
-      return fail(res, 401, 'api.context.session_expired.app_error', 'Invalid or expired session, please login again.', 'token=' + (auth?.[1] ?? ''));
+      return fail(res, 401, 'api.context.session_expired.app_error', 'Invalid or expired session, please login again.');
     }
     const path = url.pathname;
     const method = req.method;
@@ -201,9 +209,9 @@ export async function startMattermostApi(options: FakeOptions = {}): Promise<Mat
       if (!bodyIsJson || typeof body?.channel_id !== 'string') return fail(res, 400, 'api.context.invalid_body_param.app_error', 'Invalid or missing post in request body.');
       if (body.channel_id !== channelId) return fail(res, 403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
       const message = String(body.message ?? '');
-      if ([...message].length > MESSAGE_MAX_RUNES) return fail(res, 400, 'model.post.is_valid.message_length.app_error', 'Invalid Message property length.');
+      if ([...message].length > MESSAGE_MAX_RUNES) return fail(res, 400, ...TOO_LONG);
       const problem = actionProblem(body.props);
-      if (problem) return fail(res, 400, 'api.post.create_post.attachment_actions.app_error', 'Invalid post action.', problem);
+      if (problem) return fail(res, 400, 'api.post.create_post.attachment_actions.app_error', 'Invalid post action.');
       const stored = makePost({ user_id: botId, channel_id: channelId, message, root_id: String(body.root_id ?? ''), props: withActionIds(body.props ?? {}) });
       return send(res, 201, forClient(stored.post));
     }
@@ -213,7 +221,7 @@ export async function startMattermostApi(options: FakeOptions = {}): Promise<Mat
       if (stored.post.user_id !== botId) return fail(res, 403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
       if (!bodyIsJson) return fail(res, 400, 'api.context.invalid_body_param.app_error', 'Invalid or missing post in request body.');
       if (body.message !== undefined && [...String(body.message)].length > MESSAGE_MAX_RUNES) {
-        return fail(res, 400, 'model.post.is_valid.message_length.app_error', 'Invalid Message property length.');
+        return fail(res, 400, ...TOO_LONG);
       }
       edit(stored, body.message === undefined ? undefined : String(body.message), body.props === undefined ? undefined : withActionIds(body.props));
       return send(res, 200, forClient(stored.post));
@@ -234,7 +242,7 @@ export async function startMattermostApi(options: FakeOptions = {}): Promise<Mat
       ephemerals.push({ user_id: String(body.user_id), channel_id: post.channel_id, root_id: post.root_id, message: post.message, via: 'api' });
       return send(res, 201, post);
     }
-    return fail(res, 404, 'api.context.404.app_error', 'Sorry, we could not find the page.', `There doesn't appear to be an api call for the url='${path}'.`);
+    return fail(res, 404, 'api.context.404.app_error', 'Sorry, we could not find the page.');
   };
 
   /** GetPostsSince: posts updated after `since` in `order` (newest first), the roots of replies among them in `posts` too. */

@@ -10,6 +10,9 @@ import { listen, readRequest, type LoggedRequest } from './fake-http.js';
 // the Block Kit limits Slack enforces (answering `invalid_blocks` like Slack does), keeps the
 // channel's messages with every edit, and builds what Slack sends the app back: signed
 // block_actions payloads for a button click and event_callback bodies for a thread reply.
+// Auth errors: https://docs.slack.dev/reference/methods/chat.postMessage (not_authed, invalid_auth);
+// rate limits: https://docs.slack.dev/apis/web-api/rate-limits; request signing:
+// https://docs.slack.dev/authentication/verifying-requests-from-slack
 
 export interface FakeSlackMessage {
   channel: string;
@@ -50,6 +53,14 @@ export interface FakeSlack {
 }
 
 const BOT = { user: 'U0ASKBOT', bot_id: 'B0ASKBOT', app_id: 'A0ASKRELAY', team: 'T0TEAM' };
+
+/**
+ * A message's `text`: Slack documents truncating anything over 40,000 characters and lists
+ * `msg_too_long` among chat.postMessage's and chat.update's errors; the fake refuses, so a
+ * test sees the overflow instead of a silently cut message.
+ * https://docs.slack.dev/reference/methods/chat.postMessage (Truncating content; Errors)
+ */
+export const TEXT_MAX_CHARS = 40_000;
 
 export async function startFakeSlack(options: { token?: string; channelId?: string; channelName?: string } = {}): Promise<FakeSlack> {
   const token = options.token ?? 'xoxb-1234-5678-fake';
@@ -96,6 +107,7 @@ export async function startFakeSlack(options: { token?: string; channelId?: stri
       const channel = channelOf(body.channel);
       if (!channel) return { ok: false, error: 'channel_not_found' };
       if (!body.text && !body.blocks) return { ok: false, error: 'no_text' };
+      if (tooLong(body.text)) return { ok: false, error: 'msg_too_long' };
       const invalid = blockErrors(body.blocks);
       if (invalid.length) return invalidBlocks(invalid);
       const ts = nextTs();
@@ -109,6 +121,7 @@ export async function startFakeSlack(options: { token?: string; channelId?: stri
       const message = messages.find((m) => m.channel === channel && m.ts === body.ts);
       if (!message) return { ok: false, error: 'message_not_found' };
       if (!body.text && !body.blocks) return { ok: false, error: 'no_text' };
+      if (tooLong(body.text)) return { ok: false, error: 'msg_too_long' };
       const invalid = blockErrors(body.blocks);
       if (invalid.length) return invalidBlocks(invalid);
       message.text = body.text ?? message.text;
@@ -121,6 +134,7 @@ export async function startFakeSlack(options: { token?: string; channelId?: stri
       if (!channel) return { ok: false, error: 'channel_not_found' };
       if (!body.user) return { ok: false, error: 'user_not_in_channel' };
       if (!body.text && !body.blocks) return { ok: false, error: 'no_text' };
+      if (tooLong(body.text)) return { ok: false, error: 'msg_too_long' };
       ephemerals.push({ channel, user: body.user, text: body.text, ...(body.thread_ts ? { thread_ts: body.thread_ts } : {}) });
       return { ok: true, message_ts: nextTs() };
     },
@@ -223,6 +237,8 @@ function safeJson(text: string): unknown {
   }
 }
 
+const tooLong = (text: unknown) => typeof text === 'string' && [...text].length > TEXT_MAX_CHARS;
+
 function invalidBlocks(errors: string[]) {
   return { ok: false, error: 'invalid_blocks', errors, response_metadata: { messages: errors.map((e) => `[ERROR] ${e}`) } };
 }
@@ -233,12 +249,17 @@ function blockErrors(blocks: unknown): string[] {
   if (!Array.isArray(blocks)) return ['must provide an array [json-pointer:/blocks]'];
   const errors: string[] = [];
   const at = (path: string) => ` [json-pointer:/blocks/${path}]`;
+  // Up to 50 blocks in a message: https://docs.slack.dev/reference/block-kit/blocks
   if (blocks.length > 50) errors.push(`no more than 50 items allowed${at('')}`);
   const actionIds = new Set<string>();
   blocks.forEach((block: any, i: number) => {
+    // A section's text: 3,000 characters (https://docs.slack.dev/reference/block-kit/blocks/section-block);
+    // a header's: 150 (https://docs.slack.dev/reference/block-kit/blocks/header-block).
     const textLimit = block.type === 'header' ? 150 : 3000;
     if (block.text && String(block.text.text ?? '').length > textLimit) errors.push(`must be less than ${textLimit + 1} characters${at(`${i}/text/text`)}`);
     if (block.type === 'header' && block.text?.type !== 'plain_text') errors.push(`must be plain_text${at(`${i}/text/type`)}`);
+    // Up to 25 elements (https://docs.slack.dev/reference/block-kit/blocks/actions-block); a button's
+    // text 75 characters, its value 2,000 (https://docs.slack.dev/reference/block-kit/block-elements/button-element).
     if (block.type === 'actions') {
       if (!Array.isArray(block.elements) || block.elements.length === 0) errors.push(`must provide at least 1 item${at(`${i}/elements`)}`);
       else if (block.elements.length > 25) errors.push(`no more than 25 items allowed${at(`${i}/elements`)}`);
@@ -249,6 +270,7 @@ function blockErrors(blocks: unknown): string[] {
         actionIds.add(e.action_id);
       });
     }
+    // Up to 10 elements: https://docs.slack.dev/reference/block-kit/blocks/context-block
     if (block.type === 'context' && (block.elements?.length ?? 0) > 10) errors.push(`no more than 10 items allowed${at(`${i}/elements`)}`);
   });
   return errors;

@@ -6,6 +6,17 @@ import { listen, readRequest, type LoggedRequest } from './fake-http.js';
 // {ok:false, error_code, description, parameters?}. getUpdates long-polls like Telegram's:
 // it returns at once when updates are waiting past `offset`, else holds up to `timeout`
 // seconds. Tests play the person: tap() and reply() queue the updates Telegram would send.
+// Sources: https://core.telegram.org/bots/api#making-requests (the answer object, 401
+// Unauthorized, 429 with parameters.retry_after), https://core.telegram.org/bots/api#sendmessage,
+// https://core.telegram.org/bots/api#inlinekeyboardbutton, https://core.telegram.org/bots/api#answercallbackquery.
+// The relay long-polls getUpdates, so no webhook (and no X-Telegram-Bot-Api-Secret-Token) is modelled.
+
+/** A message's text: 1-4096 characters after entities parsing (https://core.telegram.org/bots/api#sendmessage). */
+export const MESSAGE_MAX_CHARS = 4096;
+/** A button's callback_data: 1-64 bytes (https://core.telegram.org/bots/api#inlinekeyboardbutton). */
+export const CALLBACK_DATA_MAX_BYTES = 64;
+/** A callback query's notification text: 0-200 characters (https://core.telegram.org/bots/api#answercallbackquery). */
+export const CALLBACK_TEXT_MAX_CHARS = 200;
 
 export interface FakeUser {
   id: number;
@@ -70,6 +81,8 @@ export async function startFakeTelegram(options: { token: string; chat: number }
         return getUpdates(res, args);
       case 'sendMessage': {
         if (Number(args.chat_id) !== options.chat) return fail(res, 400, 'Bad Request: chat not found');
+        const problem = messageProblem(args);
+        if (problem) return fail(res, 400, problem);
         const replyTo = args.reply_parameters?.message_id ? messages.get(args.reply_parameters.message_id) : undefined;
         const message: FakeMessage = {
           message_id: nextMessage++,
@@ -89,6 +102,8 @@ export async function startFakeTelegram(options: { token: string; chat: number }
       case 'editMessageText': {
         const message = messages.get(Number(args.message_id));
         if (!message || Number(args.chat_id) !== options.chat) return fail(res, 400, 'Bad Request: message to edit not found');
+        const problem = messageProblem(args);
+        if (problem) return fail(res, 400, problem);
         const markup = args.reply_markup ?? undefined;
         if (message.html === args.text && JSON.stringify(message.reply_markup) === JSON.stringify(markup)) {
           return fail(res, 400, 'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message');
@@ -99,6 +114,7 @@ export async function startFakeTelegram(options: { token: string; chat: number }
         return reply(res, 200, { ok: true, result: wire });
       }
       case 'answerCallbackQuery':
+        if (typeof args.text === 'string' && [...args.text].length > CALLBACK_TEXT_MAX_CHARS) return fail(res, 400, 'Bad Request: MESSAGE_TOO_LONG');
         callbackAnswers.push({ callback_query_id: args.callback_query_id, text: args.text, show_alert: args.show_alert });
         return reply(res, 200, { ok: true, result: true });
       default:
@@ -187,6 +203,23 @@ export type FakeTelegram = Awaited<ReturnType<typeof startFakeTelegram>>;
 function strip(message: FakeMessage): Record<string, unknown> {
   const { html, edits, reply_to_message, ...wire } = message;
   return { ...wire, ...(reply_to_message ? { reply_to_message: strip(reply_to_message) } : {}) };
+}
+
+/** What Telegram refuses in a message's text and inline keyboard, in its words; undefined when fine. */
+function messageProblem(args: Record<string, any>): string | undefined {
+  const text = plain(args.text);
+  if (!text.trim()) return 'Bad Request: message text is empty';
+  // Characters (code points) of the parsed text, not UTF-16 units: 4,096 emoji were taken and
+  // 4,097 refused by the real Bot API (measured in https://github.com/FerroxLabs/wayland/issues/934).
+  if ([...text].length > MESSAGE_MAX_CHARS) return 'Bad Request: message is too long';
+  for (const row of args.reply_markup?.inline_keyboard ?? []) {
+    for (const button of row) {
+      if (!('callback_data' in button)) continue;
+      const bytes = Buffer.byteLength(String(button.callback_data));
+      if (bytes < 1 || bytes > CALLBACK_DATA_MAX_BYTES) return 'Bad Request: BUTTON_DATA_INVALID';
+    }
+  }
+  return undefined;
 }
 
 /** Telegram's view of an HTML message: tags gone, entities decoded. */

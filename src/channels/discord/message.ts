@@ -7,6 +7,7 @@ import {
   type APIModalInteractionResponseCallbackData,
 } from 'discord-api-types/v10';
 import type { Card } from '../../cards/model.js';
+import { clip as clipUnits } from '../../cards/text.js';
 import { clip, closedLine, heading, howToReply, questionTexts, takesButtons } from '../card-text.js';
 
 // A card as a Discord message (Discord's Markdown, message components). Pure: no I/O.
@@ -17,6 +18,12 @@ import { clip, closedLine, heading, howToReply, questionTexts, takesButtons } fr
 
 /** Discord's limit for a message's content. */
 export const MESSAGE_CHARS = 2000;
+/**
+ * The closing line ("Answered: …" with every pick) is cut to this many UTF-16 units, as the
+ * message is measured: many long picks would otherwise fill the message alone, and Discord
+ * refuses content over 2000 characters, so the card's message would never close.
+ */
+export const CLOSED_LINE_CHARS = 1000;
 /** Discord refuses a button label over 80 characters. */
 export const BUTTON_LABEL_CHARS = 80;
 /** Discord refuses a custom_id over 100 characters (buttons, modals, text inputs). */
@@ -76,7 +83,7 @@ export function postOf(card: Card): DiscordPost {
 /** The card's message once it closed: the question stays, the buttons go, the outcome is added. */
 export function closedOf(card: Card): DiscordPost {
   return {
-    content: bodyOf(card, buttonRowsOf(card) !== undefined, `**${closedLine(card)}**`),
+    content: bodyOf(card, buttonRowsOf(card) !== undefined, `**${clipUnits(closedLine(card), CLOSED_LINE_CHARS)}**`),
     components: [],
     allowed_mentions: { parse: [] },
   };

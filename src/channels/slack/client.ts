@@ -1,8 +1,9 @@
 import { ErrorCode, LogLevel, WebClient, type Logger } from '@slack/web-api';
 import type { Card } from '../../cards/model.js';
+import { clip } from '../card-text.js';
 import { ChannelSendError, sendErrorFor, type MessageRef } from '../channel.js';
 import type { SlackConfig } from '../config.js';
-import { closedOf, postOf } from './message.js';
+import { closedOf, FALLBACK_TEXT_CHARS, postOf } from './message.js';
 
 // Slack's Web API through @slack/web-api's WebClient, with its own retrying and rate-limit
 // waiting switched off: the durable outbox retries (a WebClient waiting in memory would
@@ -62,10 +63,15 @@ export class SlackClient {
     await call('chat.update', () => this.web.chat.update({ channel: ref.chat, ts: ref.message, ...closedOf(card) }));
   }
 
-  /** A notice only `user` sees (in the thread when given). Best effort: a lost notice changes nothing. */
+  /**
+   * A notice only `user` sees (in the thread when given). Best effort: a lost notice changes nothing.
+   * Cut like a card's text: "Already answered: …" lists every pick, and Slack refuses text over
+   * 40,000 characters (msg_too_long).
+   */
   async notify(channel: string, user: string, text: string, threadTs?: string): Promise<void> {
     try {
-      await call('chat.postEphemeral', () => this.web.chat.postEphemeral({ channel, user, text, ...(threadTs ? { thread_ts: threadTs } : {}) }));
+      const notice = clip(text, FALLBACK_TEXT_CHARS);
+      await call('chat.postEphemeral', () => this.web.chat.postEphemeral({ channel, user, text: notice, ...(threadTs ? { thread_ts: threadTs } : {}) }));
     } catch (err) {
       this.log(`could not tell ${user} privately: ${(err as Error).message}`);
     }

@@ -1,10 +1,11 @@
 import type { Api } from 'grammy';
 import type { CallbackQuery, Message, Update } from 'grammy/types';
 import type { ChannelContext, ChannelInbox, InboundOutcome } from '../channel.js';
+import { clip } from '../../cards/text.js';
 import { ChannelSendError } from '../channel.js';
 import { answerSummary } from '../card-text.js';
 import { call, messageKey } from './client.js';
-import { decodeCallback, otherPromptOf } from './message.js';
+import { decodeCallback, MESSAGE_CHARS, otherPromptOf, TOAST_CHARS } from './message.js';
 
 // Telegram's updates by long polling (getUpdates): no public address needed. Taps on the
 // inline keyboard arrive as callback queries and are answered with a toast (or an alert
@@ -114,16 +115,21 @@ export class TelegramUpdates {
     if (!cardId || !message.from) return;
     const outcome = await this.inbox.reply({ user: String(message.from.id), cardId, text: message.text ?? '' });
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return;
-    // Telegram has no private replies in a group: the notice answers the person's message.
-    await call(() => this.api.sendMessage(this.chat, outcome.notice, { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } }));
+    // Telegram has no private replies in a group: the notice answers the person's message
+    // (cut to one message: "Already answered: …" lists every pick).
+    await call(() => this.api.sendMessage(this.chat, clip(outcome.notice, MESSAGE_CHARS), { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } }));
   }
 
-  /** The tapper's private answer: a short toast, or an alert they must dismiss for a refusal. */
+  /**
+   * The tapper's private answer: a short toast, or an alert they must dismiss for a refusal.
+   * Cut to what Telegram takes: a long option label would make it refuse the toast.
+   */
   private async toast(query: CallbackQuery, outcome: InboundOutcome): Promise<void> {
     if (outcome.kind === 'ignored') return void (await call(() => this.api.answerCallbackQuery(query.id)));
     if (outcome.kind === 'answered') {
-      return void (await call(() => this.api.answerCallbackQuery(query.id, { text: `Answered: ${answerSummary(outcome.card)}` })));
+      const text = clip(`Answered: ${answerSummary(outcome.card)}`, TOAST_CHARS);
+      return void (await call(() => this.api.answerCallbackQuery(query.id, { text })));
     }
-    await call(() => this.api.answerCallbackQuery(query.id, { text: outcome.notice, show_alert: true }));
+    await call(() => this.api.answerCallbackQuery(query.id, { text: clip(outcome.notice, TOAST_CHARS), show_alert: true }));
   }
 }

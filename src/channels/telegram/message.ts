@@ -1,4 +1,5 @@
 import type { Card } from '../../cards/model.js';
+import { clip as clipUnits } from '../../cards/text.js';
 import { clip, closedLine, heading, howToReply, questionTexts, takesButtons } from '../card-text.js';
 
 // A card as a Telegram message (HTML parse mode). Pure: no I/O.
@@ -12,6 +13,14 @@ export const CALLBACK_DATA_BYTES = 64;
 export const BUTTON_LABEL_CHARS = 64;
 /** Telegram's limit for a message's text, after entities are parsed. */
 export const MESSAGE_CHARS = 4096;
+/**
+ * The closing line ("Answered: …" with every pick) is cut to this: many long picks would
+ * otherwise be over 4096 characters alone, Telegram would refuse the edit ("message is too
+ * long") and the card's message would never close.
+ */
+export const CLOSED_LINE_CHARS = 1000;
+/** Telegram's limit for a callback query's notification (the toast after a tap): 0-200 characters. */
+export const TOAST_CHARS = 200;
 
 export const OTHER_LABEL = 'Other…';
 
@@ -56,7 +65,7 @@ export function postOf(card: Card): TelegramPost {
 /** The card's message once it closed: the question stays, the buttons go, the outcome is added. */
 export function closedOf(card: Card): TelegramPost {
   return {
-    text: bodyOf(card, takesButtons(card), `<b>${escapeHtml(closedLine(card))}</b>`),
+    text: bodyOf(card, takesButtons(card), `<b>${escapeHtml(clipUnits(closedLine(card), CLOSED_LINE_CHARS))}</b>`),
     parse_mode: 'HTML',
     link_preview_options: { is_disabled: true },
     reply_markup: { inline_keyboard: [] },
