@@ -108,10 +108,10 @@ export function closedNotice(card: Card): string {
   }
 }
 
-/** Cuts text to `max` characters with an ellipsis. */
-export function clip(text: string, max: number): string {
-  const chars = [...text];
-  return chars.length > max ? `${chars.slice(0, max - 1).join('')}…` : text;
-}
+/**
+ * Platforms count their limits in code points or in UTF-16 units (Slack's docs do not say
+ * which); cutting by UTF-16 units is within either count.
+ */
+export { clip } from '../cards/text.js';
 
 const lower = (text: string) => text.charAt(0).toLowerCase() + text.slice(1);

@@ -105,6 +105,11 @@ describe('slack message', () => {
     const text = (huge.blocks[1] as { text: { text: string } }).text.text;
     expect([...text].length).toBeLessThanOrEqual(3000);
     expect(text).toBe(`${'a'.repeat(2990)} &amp; …`);
+    // Emoji are two UTF-16 units each; Slack's docs do not say which unit they count, so the cut fits both.
+    const emoji = postOf(card([{ text: '😀'.repeat(2000), options: ['Yes', 'No'] }]));
+    const emojiText = (emoji.blocks[1] as { text: { text: string } }).text.text;
+    expect(emojiText.length).toBeLessThanOrEqual(3000);
+    expect(emojiText).toBe(`${'😀'.repeat(1499)}…`);
   });
 
   it('closed: the question stays, the buttons go, "Answered: PostgreSQL" is added', () => {

@@ -7,7 +7,6 @@ import {
   type APIModalInteractionResponseCallbackData,
 } from 'discord-api-types/v10';
 import type { Card } from '../../cards/model.js';
-import { clip as clipUnits } from '../../cards/text.js';
 import { clip, closedLine, heading, howToReply, questionTexts, takesButtons } from '../card-text.js';
 
 // A card as a Discord message (Discord's Markdown, message components). Pure: no I/O.
@@ -83,7 +82,7 @@ export function postOf(card: Card): DiscordPost {
 /** The card's message once it closed: the question stays, the buttons go, the outcome is added. */
 export function closedOf(card: Card): DiscordPost {
   return {
-    content: bodyOf(card, buttonRowsOf(card) !== undefined, `**${clipUnits(closedLine(card), CLOSED_LINE_CHARS)}**`),
+    content: bodyOf(card, buttonRowsOf(card) !== undefined, `**${clip(closedLine(card), CLOSED_LINE_CHARS)}**`),
     components: [],
     allowed_mentions: { parse: [] },
   };

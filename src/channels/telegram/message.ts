@@ -1,5 +1,4 @@
 import type { Card } from '../../cards/model.js';
-import { clip as clipUnits } from '../../cards/text.js';
 import { clip, closedLine, heading, howToReply, questionTexts, takesButtons } from '../card-text.js';
 
 // A card as a Telegram message (HTML parse mode). Pure: no I/O.
@@ -65,7 +64,7 @@ export function postOf(card: Card): TelegramPost {
 /** The card's message once it closed: the question stays, the buttons go, the outcome is added. */
 export function closedOf(card: Card): TelegramPost {
   return {
-    text: bodyOf(card, takesButtons(card), `<b>${escapeHtml(clipUnits(closedLine(card), CLOSED_LINE_CHARS))}</b>`),
+    text: bodyOf(card, takesButtons(card), `<b>${escapeHtml(clip(closedLine(card), CLOSED_LINE_CHARS))}</b>`),
     parse_mode: 'HTML',
     link_preview_options: { is_disabled: true },
     reply_markup: { inline_keyboard: [] },
