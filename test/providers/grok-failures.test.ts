@@ -1,4 +1,3 @@
-import { createServer } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
@@ -13,6 +12,7 @@ import {
   type OpenAIServer,
   type ScriptedChatModel,
 } from '../fakes/openai-server.js';
+import { closedPort } from '../support/closed-port.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { sessionApi } from '../support/session-api.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -151,12 +151,3 @@ describe('what the client gives up on fails the session with one sentence', () =
     }
   });
 });
-
-/** A loopback port nothing listens on (it was free a moment ago). */
-async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
