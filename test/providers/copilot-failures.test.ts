@@ -76,7 +76,7 @@ afterAll(async () => {
   rmSync(home, { recursive: true, force: true });
 });
 
-const { session, pendingCard, done } = sessionApi(() => relay);
+const { session, pendingCard, done } = sessionApi(() => relay, { waitMs: 60_000 });
 const marker = (kind: string, r: Runner) => `${kind}_${r.provider}_${r.engine}`;
 async function start(kind: string, r: Runner, on = relay): Promise<Session> {
   const res = await on.api('/api/sessions', { method: 'POST', json: { ...r, model: 'gpt-scripted', prompt: `Pick a color. [case=${marker(kind, r)}]` } });
