@@ -101,15 +101,23 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
     await ended;
   }
 
-  /** Resolves on the next session.idle (rejects if the turn reported an error), or when stopped. */
-  function idle(s: CopilotSession): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  /**
+   * Resolves on the next session.idle (rejects if the turn reported an error), or when stopped.
+   * `cancel()` stops watching (a resumed session that took no work never goes idle).
+   */
+  function idle(s: CopilotSession): Promise<void> & { cancel(): void } {
+    let cancel = () => {};
+    const ended = new Promise<void>((resolve, reject) => {
       let error: string | undefined;
       const stop = () => {
         off();
         resolve();
       };
       ctx.signal.addEventListener('abort', stop, { once: true });
+      cancel = () => {
+        ctx.signal.removeEventListener('abort', stop);
+        stop();
+      };
       const off = s.on((event) => {
         ctx.heartbeat();
         const data = event.data as { content?: string; message?: string };
@@ -123,6 +131,9 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
         }
       });
     });
+    // Awaited later (after the deliveries of a resume): an error before then is not unhandled.
+    ended.catch(() => {});
+    return Object.assign(ended, { cancel });
   }
 
   /**
@@ -180,22 +191,35 @@ function copilotEngine(ctx: RunnerContext, provider: { type: 'openai'; baseUrl: 
       .catch(() => []);
     if (!calls.length && !permissions.length) return turn(RESTARTED, true);
     const ended = idle(s);
-    await Promise.all([
-      ...calls.map((call) => deliver(s, call)),
+    const [refused] = await Promise.all([
+      Promise.all(calls.map((call) => deliver(s, call))).then((notes) => notes.filter((note): note is string => note !== undefined)),
       ...permissions.map(async ({ requestId, request }) => {
         const result = await onPermissionRequest(request);
         if (result.kind !== 'no-result') await s.rpc.permissions.handlePendingPermissionRequest({ requestId, result } as never);
       }),
     ]);
     if (ctx.signal.aborted) return;
+    // A runtime that took none of the results has nothing to do, and never goes idle.
+    if (refused.length === calls.length && !permissions.length) ended.cancel();
     await ended;
+    // What it refused is not lost: the model reads it as the next user message.
+    if (refused.length) await turn(refused.join('\n\n'), true);
   }
 
-  async function deliver(s: CopilotSession, call: PendingCall): Promise<void> {
+  /**
+   * Hands a re-opened card's result to the pending call. The runtime refuses it when it no
+   * longer holds the call (the session was continued in another Copilot client while askrelay
+   * was down, which interrupts the call without recording it): then the result, as the next
+   * user message, is returned. Undefined once handed over, or when stopping under an open card.
+   */
+  async function deliver(s: CopilotSession, call: PendingCall): Promise<string | undefined> {
     const result = await pendingResult(call);
-    if (result === undefined) return; // stopping under an open card: the call stays pending
+    if (result === undefined) return undefined; // stopping under an open card: the call stays pending
     const done = await s.rpc.tools.handlePendingToolCall({ requestId: call.requestId, result } as never);
-    if (!(done as { success?: boolean }).success) ctx.log('tool', `The answer could not be handed to the resumed Copilot session (${call.toolCallId}).`);
+    if ((done as { success?: boolean }).success) return undefined;
+    ctx.log('system', `The answer could not be handed to the resumed Copilot session (${call.toolCallId}); askrelay sends it as the next message instead.`);
+    const text = typeof result === 'string' ? result : result.textResultForLlm;
+    return relayToolRestartPrompt(call.toolName, { text, isError: typeof result !== 'string' }, 'sentence');
   }
 
   /** A pending call's result; the same toolCallId re-opens the same card. */

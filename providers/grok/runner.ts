@@ -142,20 +142,39 @@ export function unansweredCalls(messages: readonly Message[]): GrokToolCall[] {
   return calls.filter((c) => !answered.has(c.id));
 }
 
-/** "401 Incorrect API key…" from the client becomes one sentence a person can act on. */
+/**
+ * "401 Incorrect API key…" from the client becomes one sentence a person can act on: an
+ * HTTP error, an `error` event inside the stream, a stream that broke off, or no connection.
+ */
 export function readableApiError(err: unknown, baseUrl: string): Error {
   if (err instanceof OpenAI.APIConnectionError) {
-    return new Error(`The model API at ${baseUrl} could not be reached: ${err.cause instanceof Error ? err.cause.message : err.message}`);
+    return new Error(`The model API at ${baseUrl} could not be reached: ${rootCause(err)}`);
   }
-  if (!(err instanceof OpenAI.APIError)) return err instanceof Error ? err : new Error(String(err));
-  // OpenAI-shaped bodies carry {error: {message, type, code}}; xAI's own carry
-  // {code, error: "<message>"}, which the client hands over as the string alone.
-  const body = err.error as { type?: string; code?: string | null; message?: string } | string | undefined;
-  const detail =
-    typeof body === 'string'
-      ? body
-      : body?.message
-        ? `${body.code ?? body.type ?? 'error'}: ${body.message}`
-        : err.message.replace(/^\d{3} /, '');
-  return new Error(`The model API at ${baseUrl} answered ${err.status ?? 'without a status'}: ${detail}`);
+  if (err instanceof OpenAI.APIError) {
+    // OpenAI-shaped bodies carry {error: {message, type, code}}; xAI's own carry
+    // {code, error: "<message>"}, which the client hands over as the string alone.
+    const body = err.error as { type?: string; code?: string | null; message?: string } | string | undefined;
+    const detail =
+      typeof body === 'string'
+        ? body
+        : body?.message
+          ? `${body.code ?? body.type ?? 'error'}: ${body.message}`
+          : err.message.replace(/^\d{3} /, '');
+    // No status: the stream had begun (200) when a `data: {"error": …}` event ended it.
+    if (err.status === undefined) return new Error(`The model API at ${baseUrl} sent an error in the middle of its answer: ${detail}`);
+    return new Error(`The model API at ${baseUrl} answered ${err.status}: ${detail}`);
+  }
+  // The stream wraps what broke it (the connection closed mid-answer: "terminated").
+  if (err instanceof OpenAI.OpenAIError) {
+    const cause = rootCause(err);
+    return new Error(`The model API at ${baseUrl} broke off its answer: ${err.message}${cause !== err.message ? ` (${cause})` : ''}`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** The innermost message of an error's causes: "connect ECONNREFUSED 127.0.0.1:9" rather than "fetch failed". */
+function rootCause(err: Error): string {
+  let message = err.message;
+  for (let cause = err.cause; cause instanceof Error; cause = cause.cause) if (cause.message) message = cause.message;
+  return message;
 }

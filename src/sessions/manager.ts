@@ -393,9 +393,14 @@ export class SessionManager {
       (err: unknown) =>
         this.background(id, 'its status', async () => {
           if (!(await this.isLive(id))) return;
+          const failed = this.live.get(id);
           this.live.delete(id);
           await this.update(id, { status: 'failed', error: (err as Error).message ?? String(err) });
           await this.options.owners?.release(id);
+          // The provider's own process (the Copilot runtime) ends with the session: nothing
+          // else would stop it, since close() stops only the live runners.
+          failed?.controller.abort();
+          await failed?.runner.stop().catch(() => {});
         }),
     );
   }

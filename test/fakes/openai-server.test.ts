@@ -279,19 +279,56 @@ describe('the fake OpenAI server, driven by the openai client', () => {
     expect(raw.status).toBe(404);
     expect(await raw.json()).toEqual({ error: { message: 'Invalid URL (GET /v1/responses)', type: 'invalid_request_error', param: null, code: null } });
   });
+});
 
-  it('plays a scripted 429 with retry-after; the client gives up with maxRetries 0 and retries otherwise', async () => {
-    const limited = { error: { status: 429, message: 'Rate limit reached for requests', retryAfter: 7 } };
-    const { client } = await start(scriptedChat([limited, 'after the limit']));
+/** POST /chat/completions with fetch, streaming unless `stream` is false. */
+const post = (url: string, { stream = true, key = 'dummy' }: { stream?: boolean; key?: string | null } = {}) =>
+  fetch(`${url}/chat/completions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...(key === null ? {} : { authorization: `Bearer ${key}` }) },
+    body: JSON.stringify({ model: MODEL, messages: ask('hi'), stream }),
+  });
+
+/** Reads a body until it ends or breaks: the text that arrived, and the error that broke it. */
+async function readAll(response: Response): Promise<{ text: string; broke?: unknown }> {
+  const reader = response.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  try {
+    for (;;) {
+      const { done, value } = await reader.read();
+      if (done) return { text };
+      text += decoder.decode(value, { stream: true });
+    }
+  } catch (broke) {
+    return { text, broke };
+  }
+}
+
+// OpenAI's error bodies (https://platform.openai.com/docs/guides/error-codes): `{error:
+// {message, type, param, code}}`; 429 `rate_limit_exceeded` with `retry-after` (seconds) and
+// `retry-after-ms`; 503 `service_unavailable_error` / `server_is_overloaded`; 401
+// `invalid_api_key`. A request failing mid-stream ends the stream with one
+// `data: {"error": {…}}` line and no `[DONE]`, which the `openai` client throws as an APIError
+// without a status.
+describe('the fake OpenAI server fails like the real API', () => {
+  it('429: retry-after and retry-after-ms headers, the rate-limit body; the client waits retry-after-ms and retries', async () => {
+    const limited = { error: { status: 429, message: 'Rate limit reached for requests', retryAfter: 7, retryAfterMs: 6500 } };
+    const { server, client } = await start(scriptedChat([limited, limited, 'after the limit']));
+    const raw = await post(server.url);
+    expect(raw.status).toBe(429);
+    expect(raw.headers.get('content-type')).toBe('application/json');
+    expect(raw.headers.get('retry-after')).toBe('7');
+    expect(raw.headers.get('retry-after-ms')).toBe('6500');
+    expect(await raw.json()).toEqual({ error: { message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' } });
+
     const error = await client.chat.completions.create({ model: MODEL, messages: ask('hi') }).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(RateLimitError);
-    expect((error as APIError).status).toBe(429);
-    expect((error as APIError).headers?.get('retry-after')).toBe('7');
-    expect((error as APIError).error).toEqual({ message: 'Rate limit reached for requests', type: 'requests', param: null, code: 'rate_limit_exceeded' });
     expect((error as APIError).code).toBe('rate_limit_exceeded');
+    expect((error as APIError).headers?.get('retry-after')).toBe('7');
 
     const retried = await start(
-      scriptedChat([{ error: { status: 429, message: 'slow down', headers: { 'retry-after-ms': '5' } } }, 'second try']),
+      scriptedChat([{ error: { status: 429, message: 'slow down', retryAfter: 0, retryAfterMs: 5 } }, 'second try']),
       {},
       { maxRetries: 1 },
     );
@@ -301,22 +338,113 @@ describe('the fake OpenAI server, driven by the openai client', () => {
     expect(retried.server.requests[1]!.headers['x-stainless-retry-count']).toBe('1');
   });
 
-  it('turns a throwing model into a 500 server_error and refuses malformed requests with 400', async () => {
-    const { client, server } = await start(
+  it('500 and 503 in OpenAI\'s shape; a throwing model is a 500 server_error', async () => {
+    const { server, client } = await start(
       scriptedChat([
+        { error: { status: 500, message: 'The server had an error while processing your request. Sorry about that!' } },
+        { error: { status: 503, message: 'The engine is currently overloaded, please try again later.' } },
         () => {
           throw new Error('boom');
         },
-        { error: { status: 503, message: 'The engine is currently overloaded, please try again later.' } },
       ]),
     );
+    const five = await post(server.url);
+    expect(five.status).toBe(500);
+    expect(await five.json()).toEqual({
+      error: { message: 'The server had an error while processing your request. Sorry about that!', type: 'server_error', param: null, code: null },
+    });
+    const overloaded = await post(server.url, { stream: false });
+    expect(overloaded.status).toBe(503);
+    expect(await overloaded.json()).toEqual({
+      error: { message: 'The engine is currently overloaded, please try again later.', type: 'service_unavailable_error', param: null, code: 'server_is_overloaded' },
+    });
     const failed = await client.chat.completions.create({ model: MODEL, messages: ask('hi'), stream: true }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(InternalServerError);
     expect((failed as APIError).error).toEqual({ message: 'scripted model failed: boom', type: 'server_error', param: null, code: null });
-    const overloaded = await client.chat.completions.create({ model: MODEL, messages: ask('hi') }).catch((e: unknown) => e);
-    expect((overloaded as APIError).status).toBe(503);
-    expect((overloaded as APIError).type).toBe('server_error');
+  });
 
+  it('an error inside a stream: N chunks, one data: {"error": …} line, no [DONE]; the client throws it as an APIError without status', async () => {
+    const streamError = { afterChunks: 2, message: 'The server had an error while processing your request.', code: 'server_error' };
+    const { server, client } = await start(scriptedChat([{ text: 'Hello there, world', streamError }, { text: 'Hello there, world', streamError }, { text: 'x', streamError }]));
+    const raw = await post(server.url);
+    expect(raw.status).toBe(200);
+    const events = (await raw.text()).split('\n\n');
+    expect(events).toHaveLength(4); // role, one content chunk, the error, ''
+    expect(events.slice(0, 2).map((e) => (JSON.parse(e.replace(/^data: /, '')) as { object: string }).object)).toEqual(['chat.completion.chunk', 'chat.completion.chunk']);
+    expect(events[2]).toBe(`data: ${JSON.stringify({ error: { message: streamError.message, type: 'server_error', param: null, code: 'server_error' } })}`);
+    expect(events[3]).toBe('');
+
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    const error = await (async () => {
+      for await (const chunk of await client.chat.completions.create({ model: MODEL, messages: ask('hi'), stream: true })) chunks.push(chunk);
+    })().catch((e: unknown) => e);
+    expect(chunks.map(label)).toEqual(['role:""', 'content']);
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).status).toBeUndefined();
+    expect((error as APIError).message).toBe(streamError.message);
+    expect((error as APIError).error).toEqual({ message: streamError.message, type: 'server_error', param: null, code: 'server_error' });
+    // Without stream the same failure is a 500 with that body.
+    const whole = await post(server.url, { stream: false });
+    expect(whole.status).toBe(500);
+    expect(((await whole.json()) as { error: { message: string } }).error.message).toBe(streamError.message);
+  });
+
+  it('a stream cut mid-answer: 200, N chunks, then the connection breaks (no finish chunk, no [DONE])', async () => {
+    const { server, client } = await start(
+      scriptedChat([{ text: 'Hello there, world', cutAfterChunks: 2 }, { text: 'Hello there, world', cutAfterChunks: 0 }, { text: 'Hello', cutAfterChunks: 1 }, { text: 'x', cutAfterChunks: 1 }]),
+    );
+    const raw = await post(server.url);
+    expect(raw.status).toBe(200);
+    const { text, broke } = await readAll(raw);
+    expect(text.split('\n\n').slice(0, -1)).toHaveLength(2);
+    expect(text).not.toContain('[DONE]');
+    expect(text).not.toContain('finish_reason":"stop');
+    expect(broke).toBeInstanceOf(TypeError);
+    expect((broke as Error).message).toBe('terminated');
+
+    const nothing = await post(server.url);
+    expect(nothing.status).toBe(200);
+    expect(await readAll(nothing)).toEqual({ text: '', broke: expect.any(TypeError) });
+
+    const chunks: OpenAI.ChatCompletionChunk[] = [];
+    const error = await (async () => {
+      for await (const chunk of await client.chat.completions.create({ model: MODEL, messages: ask('hi'), stream: true })) chunks.push(chunk);
+    })().catch((e: unknown) => e);
+    expect(chunks.map(label)).toEqual(['role:""']);
+    expect((error as Error).message).toBe('terminated');
+    // Without stream the socket breaks before any response.
+    await expect(post(server.url, { stream: false })).rejects.toThrow('fetch failed');
+  });
+
+  it('checks the API key when one is configured: 401 invalid_api_key for a wrong one, code null for none', async () => {
+    const { server: keyed, client } = await start(scriptedChat(['ok']), { apiKey: 'sk-right' });
+    const wrong = await post(keyed.url, { key: 'sk-wrong' });
+    expect(wrong.status).toBe(401);
+    expect(await wrong.json()).toEqual({
+      error: {
+        message: 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
+        type: 'invalid_request_error',
+        param: null,
+        code: 'invalid_api_key',
+      },
+    });
+    const none = await post(keyed.url, { key: null });
+    expect(none.status).toBe(401);
+    expect(((await none.json()) as { error: { code: unknown; message: string } }).error).toMatchObject({
+      code: null,
+      message: expect.stringMatching(/^You didn't provide an API key\./),
+    });
+    const error = await client.chat.completions.create({ model: MODEL, messages: ask('hi') }).catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AuthenticationError);
+    expect((error as APIError).code).toBe('invalid_api_key');
+    const right = new OpenAI({ baseURL: keyed.url, apiKey: 'sk-right', maxRetries: 0 });
+    expect((await right.chat.completions.create({ model: MODEL, messages: ask('hi') })).choices[0]!.message.content).toBe('ok');
+    // Refused requests are logged but never reach the model: the right key's got its first step.
+    expect(keyed.requests).toHaveLength(4);
+  });
+
+  it('refuses malformed requests with 400', async () => {
+    const { client, server } = await start(scriptedChat([]));
     const notJson = await fetch(`${server.url}/chat/completions`, { method: 'POST', body: '{oops' });
     expect(notJson.status).toBe(400);
     expect(((await notJson.json()) as { error: { message: string } }).error.message).toMatch(/^We could not parse the JSON body of your request/);
@@ -329,15 +457,6 @@ describe('the fake OpenAI server, driven by the openai client', () => {
       code: 'missing_required_parameter',
     });
     expect(server.requests.map((r) => r.body)).toContain('{oops');
-  });
-
-  it('checks the API key when one is configured', async () => {
-    const { client } = await start(scriptedChat(['ok']), { apiKey: 'sk-right' });
-    const error = await client.chat.completions.create({ model: MODEL, messages: ask('hi') }).catch((e: unknown) => e);
-    expect(error).toBeInstanceOf(AuthenticationError);
-    expect((error as APIError).code).toBe('invalid_api_key');
-    const right = new OpenAI({ baseURL: server!.url, apiKey: 'sk-right', maxRetries: 0 });
-    expect((await right.chat.completions.create({ model: MODEL, messages: ask('hi') })).choices[0]!.message.content).toBe('ok');
   });
 });
 

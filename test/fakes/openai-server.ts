@@ -2,8 +2,9 @@
 //
 // It speaks what the real API speaks — streaming SSE (`data: {chunk}` … `data:
 // [DONE]`) and whole `chat.completion` JSON on POST /v1/chat/completions, the
-// model list, and OpenAI-shaped error bodies — while a scripted model decides
-// each reply. The `openai` client and the GitHub Copilot runtime (through
+// model list, OpenAI-shaped error bodies (429 with `retry-after`, 5xx, 401 for a
+// wrong key), an `error` event inside a stream and a stream cut mid-answer
+// (openai-wire.ts) — while a scripted model decides each reply. The `openai` client and the GitHub Copilot runtime (through
 // `@github/copilot-sdk`'s BYOK provider `{type:"openai", baseUrl}`) accept it.
 // It powers the tests and `askrelay demo`, so it must not import vitest.
 //
@@ -12,101 +13,27 @@
 // without the `/v1` prefix, so a base URL given without it works too.
 //
 // Run it by hand: node --import tsx test/fakes/openai-server.ts [port]
-import { randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
-import { chunk, isObject, listen, messageOf, randomId, readRequest, type LoggedRequest } from './fake-http.js';
+import { isObject, listen, messageOf, readRequest, type LoggedRequest } from './fake-http.js';
+import { DEFAULT_MODEL, modelObject, sendError, sendJson, writeCompletion, type ChatRequest, type ScriptedChatModel, type ScriptedChatReply } from './openai-wire.js';
 
-// ---------------------------------------------------------------------------
-// Request shapes (loose on purpose: clients send fields the SDK types lack)
-
-export interface ChatContentPart {
-  type: string;
-  text?: string;
-  [key: string]: unknown;
-}
-
-export interface ChatToolCall {
-  id: string;
-  type: 'function' | string;
-  function: { name: string; arguments: string };
-  [key: string]: unknown;
-}
-
-export interface ChatMessage {
-  role: 'system' | 'developer' | 'user' | 'assistant' | 'tool' | string;
-  content?: string | ChatContentPart[] | null;
-  tool_calls?: ChatToolCall[];
-  tool_call_id?: string;
-  name?: string;
-  [key: string]: unknown;
-}
-
-export interface ChatTool {
-  type: 'function' | string;
-  function?: { name: string; description?: string; parameters?: unknown; strict?: boolean | null; [key: string]: unknown };
-  [key: string]: unknown;
-}
-
-/** The JSON body of POST /v1/chat/completions, as the client sent it. */
-export interface ChatRequest {
-  model: string;
-  messages: ChatMessage[];
-  tools?: ChatTool[];
-  stream?: boolean | null;
-  stream_options?: { include_usage?: boolean; [key: string]: unknown } | null;
-  [key: string]: unknown;
-}
-
-// ---------------------------------------------------------------------------
-// The scripted model
-
-export type FinishReason = 'stop' | 'tool_calls' | 'length' | 'content_filter';
-
-export interface ScriptedToolCall {
-  name: string;
-  /**
-   * The call's arguments: any value is sent as `JSON.stringify(arguments)`; a
-   * string is sent verbatim (raw JSON text, e.g. invalid JSON to exercise a
-   * client's handling of broken arguments). On the wire `function.arguments`
-   * is always a string, so raw text survives streaming and non-streaming alike.
-   */
-  arguments: unknown;
-  /** Defaults to a fresh `call_…` id. */
-  id?: string;
-}
-
-export interface ScriptedError {
-  /** The HTTP status, e.g. 429, 500, 503. */
-  status: number;
-  message: string;
-  /** Defaults by status: 429 `requests`, ≥ 500 `server_error`, else `invalid_request_error`. */
-  type?: string;
-  /** Defaults to `rate_limit_exceeded` for 429, else null. */
-  code?: string | null;
-  param?: string | null;
-  /** Seconds, sent as the `retry-after` header (the `openai` client honours it when retrying). */
-  retryAfter?: number;
-  /** Extra response headers, e.g. `x-ratelimit-remaining-requests`. */
-  headers?: Record<string, string>;
-}
-
-export interface ScriptedChatReply {
-  /** Assistant text; streamed before any tool calls. */
-  text?: string;
-  /** Tool calls, streamed in order (`index` 0, 1, …). */
-  toolCalls?: ScriptedToolCall[];
-  /** Defaults to `tool_calls` when `toolCalls` is non-empty, else `stop`. */
-  finishReason?: FinishReason;
-  /** Answer with this HTTP error (OpenAI's `{error:{message, type, param, code}}`) instead of a completion. */
-  error?: ScriptedError;
-}
-
-/**
- * Decides the reply to one chat completion request. `index` counts the
- * requests this server handed to the model so far (0-based).
- */
-export type ScriptedChatModel = (request: ChatRequest, index: number) => ScriptedChatReply | Promise<ScriptedChatReply>;
+export {
+  ARGUMENTS_CHUNK,
+  DEFAULT_MODEL,
+  TEXT_CHUNK,
+  type ChatContentPart,
+  type ChatMessage,
+  type ChatRequest,
+  type ChatTool,
+  type ChatToolCall,
+  type FinishReason,
+  type ScriptedChatModel,
+  type ScriptedChatReply,
+  type ScriptedError,
+  type ScriptedStreamError,
+  type ScriptedToolCall,
+} from './openai-wire.js';
 
 // ---------------------------------------------------------------------------
 // Server
@@ -143,13 +70,6 @@ export interface OpenAIServerOptions {
   /** Called for every request as soon as it is logged (the CLI prints them). */
   onRequest?: (request: LoggedRequest) => void;
 }
-
-/** Characters per `delta.content` chunk and per `function.arguments` fragment. */
-export const TEXT_CHUNK = 12;
-export const ARGUMENTS_CHUNK = 20;
-
-/** The model id listed when none is configured or requested. */
-export const DEFAULT_MODEL = 'gpt-scripted';
 
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<OpenAIServer> {
   const requests: LoggedRequest[] = [];
@@ -219,9 +139,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
         sendError(res, reply.error);
         return;
       }
-      const completion = buildCompletion(request, reply, Math.max(1, Math.ceil(raw.length / 4)));
-      if (request.stream) streamCompletion(res, completion, request.stream_options?.include_usage === true);
-      else sendJson(res, 200, completion.whole);
+      writeCompletion(res, request, reply, Math.max(1, Math.ceil(raw.length / 4)));
       return;
     }
     sendError(res, { status: 404, message: `Invalid URL (${req.method} ${url.pathname})` });
@@ -230,140 +148,6 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
   const { base, close } = await listen(server, options.port, options.host);
   return { url: `${base}/v1`, requests, close };
 }
-
-// ---------------------------------------------------------------------------
-// Completions on the wire
-
-interface BuiltCompletion {
-  /** The complete `chat.completion`, as a non-streaming response carries it. */
-  whole: Record<string, unknown>;
-  text?: string;
-  toolCalls: Array<{ id: string; name: string; arguments: string }>;
-  finishReason: FinishReason;
-  usage: Record<string, unknown>;
-  /** Fields every chunk shares: id, object, created, model, service_tier, system_fingerprint. */
-  head: Record<string, unknown>;
-}
-
-function buildCompletion(request: ChatRequest, reply: ScriptedChatReply, promptTokens: number): BuiltCompletion {
-  const toolCalls = (reply.toolCalls ?? []).map((call) => ({
-    id: call.id ?? randomId('call_', 24),
-    name: call.name,
-    arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {}),
-  }));
-  const produced = (reply.text?.length ?? 0) + toolCalls.reduce((sum, call) => sum + call.name.length + call.arguments.length, 0);
-  const completionTokens = Math.max(1, Math.ceil(produced / 4));
-  const finishReason = reply.finishReason ?? (toolCalls.length ? 'tool_calls' : 'stop');
-  const model = typeof request.model === 'string' && request.model ? request.model : DEFAULT_MODEL;
-  const head = {
-    id: randomId('chatcmpl-', 29),
-    object: 'chat.completion.chunk',
-    created: Math.floor(Date.now() / 1000),
-    model,
-    service_tier: 'default',
-    system_fingerprint: `fp_${randomBytes(5).toString('hex')}`,
-  };
-  const usage = {
-    prompt_tokens: promptTokens,
-    completion_tokens: completionTokens,
-    total_tokens: promptTokens + completionTokens,
-    prompt_tokens_details: { cached_tokens: 0, audio_tokens: 0 },
-    completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
-  };
-  const message: Record<string, unknown> = {
-    role: 'assistant',
-    content: reply.text ?? (toolCalls.length ? null : ''),
-    refusal: null,
-    annotations: [],
-  };
-  if (toolCalls.length) {
-    message.tool_calls = toolCalls.map((call) => ({ id: call.id, type: 'function', function: { name: call.name, arguments: call.arguments } }));
-  }
-  return {
-    whole: {
-      ...head,
-      object: 'chat.completion',
-      choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason }],
-      usage,
-    },
-    text: reply.text,
-    toolCalls,
-    finishReason,
-    usage,
-    head,
-  };
-}
-
-/**
- * Streams like the real API: a first chunk with `role` (and `content:""` when
- * there is text, or `content:null` plus the first tool call's start when there
- * is none), text as `delta.content` chunks, each tool call as a start
- * `{index, id, type:"function", function:{name, arguments:""}}` followed by
- * `function.arguments` fragments, a last choice chunk with an empty delta and
- * `finish_reason`, then — with `stream_options.include_usage` — a chunk with
- * `choices: []` and `usage` (every earlier chunk then carries `usage: null`),
- * and finally `data: [DONE]`.
- */
-function streamCompletion(res: ServerResponse, completion: BuiltCompletion, includeUsage: boolean): void {
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-request-id': randomId('req_', 32),
-    'openai-version': '2020-10-01',
-    'openai-processing-ms': '1',
-  });
-  const write = (data: Record<string, unknown>) => res.write(`data: ${JSON.stringify(data)}\n\n`);
-  const send = (delta: Record<string, unknown>, finishReason: FinishReason | null = null) =>
-    write({
-      ...completion.head,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finishReason }],
-      ...(includeUsage ? { usage: null } : {}),
-    });
-  const starts = completion.toolCalls.map((call, index) => ({
-    index,
-    id: call.id,
-    type: 'function',
-    function: { name: call.name, arguments: '' },
-  }));
-
-  if (completion.text !== undefined || !completion.toolCalls.length) {
-    send({ role: 'assistant', content: '', refusal: null });
-    if (completion.text) for (const content of chunk(completion.text, TEXT_CHUNK)) send({ content });
-  }
-  completion.toolCalls.forEach((call, index) => {
-    if (index === 0 && completion.text === undefined) send({ role: 'assistant', content: null, tool_calls: [starts[0]], refusal: null });
-    else send({ tool_calls: [starts[index]] });
-    if (call.arguments) {
-      for (const fragment of chunk(call.arguments, ARGUMENTS_CHUNK)) send({ tool_calls: [{ index, function: { arguments: fragment } }] });
-    }
-  });
-  send({}, completion.finishReason);
-  if (includeUsage) write({ ...completion.head, choices: [], usage: completion.usage });
-  res.write('data: [DONE]\n\n');
-  res.end();
-}
-
-function modelObject(model: string) {
-  return { id: model, object: 'model', created: 1_700_000_000, owned_by: 'askrelay' };
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': randomId('req_', 32), 'openai-version': '2020-10-01', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-function sendError(res: ServerResponse, error: ScriptedError): void {
-  const type = error.type ?? (error.status === 429 ? 'requests' : error.status >= 500 ? 'server_error' : 'invalid_request_error');
-  const code = error.code !== undefined ? error.code : error.status === 429 ? 'rate_limit_exceeded' : null;
-  const headers: Record<string, string> = { ...(error.headers ?? {}) };
-  if (error.retryAfter !== undefined) headers['retry-after'] = String(error.retryAfter);
-  sendJson(res, error.status, { error: { message: error.message, type, param: error.param ?? null, code } }, headers);
-}
-
-
-
-
 
 // ---------------------------------------------------------------------------
 // Helpers for scripted models

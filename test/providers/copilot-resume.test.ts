@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { approveAll, CopilotClient } from '@github/copilot-sdk';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -130,4 +131,59 @@ describe('durability', () => {
       rmSync(first.dataDir, { recursive: true, force: true });
     }
   });
+
+  it('sdk engine: continued in another Copilot client while askrelay was down, the runtime refuses the answer; it goes in as the next message', async () => {
+    const first = await startTestRelay(env);
+    const res = await first.api('/api/sessions', { method: 'POST', json: { provider: 'openai', engine: 'sdk', model: 'gpt-scripted', prompt: 'Set it up (elsewhere). [ask]' } });
+    const s = (await res.json()) as Session;
+    const card = await pendingCard(s.id, first);
+    await first.close();
+    // Someone resumes the Copilot session in their own client and goes on: the runtime
+    // interrupts the open ask_user call without recording it as done.
+    await continueElsewhere('Set it up (elsewhere). [ask]', 'Carry on without it.');
+    const requestsBefore = fake.requests.length;
+    const second = await startTestRelay(env, first.dataDir);
+    try {
+      const again = await pendingCard(s.id, second);
+      expect(again.id).toBe(card.id);
+      await second.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } } } });
+      const done = await idle(s.id, second);
+      const note = 'Your ask_user call was still open when askrelay restarted. Its result: User selected: SQLite';
+      const after = fake.requests.slice(requestsBefore).filter((r) => r.body?.messages);
+      expect(after).toHaveLength(1);
+      expect(lastUserText(after[0]!.body)).toBe(note);
+      expect(JSON.stringify(after[0]!.body.messages)).toContain('Carry on without it.');
+      expect(done.transcript!.slice(-3).map((e) => [e.role, e.text])).toEqual([
+        ['tool', 'User selected: SQLite'],
+        ['system', expect.stringMatching(/^The answer could not be handed to the resumed Copilot session \(call_\w+\); askrelay sends it as the next message instead\.$/)],
+        ['assistant', `heard: ${note}`],
+      ]);
+      expect(await (await second.api(`/api/cards/${card.id}`)).json()).toMatchObject({ status: 'answered', answer: { q1: { selected: ['SQLite'] } } });
+    } finally {
+      await second.stop();
+      rmSync(first.dataDir, { recursive: true, force: true });
+    }
+  });
 });
+
+/** Resumes the Copilot session whose first prompt was `prompt` in a client of its own (no pending work) and sends `text`. */
+async function continueElsewhere(prompt: string, text: string): Promise<void> {
+  const root = join(home, '.copilot', 'session-state');
+  const id = readdirSync(root).find((folder) => readFileSync(join(root, folder, 'events.jsonl'), 'utf8').includes(prompt))!;
+  const client = new CopilotClient({ useLoggedInUser: false, env: { PATH: process.env.PATH, HOME: home }, workingDirectory: home, logLevel: 'error' });
+  try {
+    const session = await client.resumeSession(id, {
+      model: 'gpt-scripted',
+      provider: { type: 'openai', baseUrl: fake.url, apiKey: 'sk-test' },
+      workingDirectory: home,
+      streaming: true,
+      onPermissionRequest: approveAll,
+    });
+    const idled = new Promise<void>((resolve) => session.on((event) => event.type === 'session.idle' && resolve()));
+    await session.send({ prompt: text });
+    await idled;
+    await session.disconnect();
+  } finally {
+    await client.stop();
+  }
+}
