@@ -72,10 +72,42 @@ export interface ScriptedReply {
   stopReason?: StopReason;
   /**
    * Answer with an HTTP error instead of a message, shaped like Anthropic's:
-   * `{type:"error", error:{type, message}}` (e.g. 529 `overloaded_error`).
+   * `{type:"error", error:{type, message}, request_id}` (e.g. 529 `overloaded_error`).
    */
-  error?: { status: number; type: string; message: string };
+  error?: ScriptedError;
+  /** `ping` events sent right after `message_start`; the API sends one (the default). */
+  pings?: number;
+  /**
+   * Stream the first `afterEvents` events (pings included), then an `event: error` with
+   * `{type:"error", error:{type, message}}` and end the stream, as the API does when it
+   * fails in the middle of a reply (e.g. `overloaded_error`).
+   */
+  streamError?: { afterEvents: number; type: string; message: string };
+  /** Stream the first `cutAfterEvents` events (pings included), then destroy the connection. */
+  cutAfterEvents?: number;
 }
+
+export interface ScriptedError {
+  status: number;
+  type: string;
+  message: string;
+  /** Whole seconds, sent as `retry-after` (the API sends it with 429s). */
+  retryAfter?: number;
+  /** More response headers, e.g. `anthropic-ratelimit-requests-remaining`. */
+  headers?: Record<string, string>;
+}
+
+/** Anthropic's documented errors, as scripted replies (the messages are the API's own). */
+export const API_ERRORS = {
+  rateLimit: (retryAfter?: number): ScriptedReply => ({
+    error: { status: 429, type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit.', ...(retryAfter !== undefined ? { retryAfter } : {}) },
+  }),
+  internal: (): ScriptedReply => ({ error: { status: 500, type: 'api_error', message: 'Internal server error' } }),
+  overloaded: (): ScriptedReply => ({ error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } }),
+};
+
+/** The `anthropic-version` values the fake accepts: the API's published ones and the one @anthropic-ai/sdk 1.x sends. */
+export const ANTHROPIC_VERSIONS: readonly string[] = ['2023-01-01', '2023-06-01', '2026-10-21'];
 
 /**
  * Decides the reply to one model request. `index` counts the model requests
@@ -105,6 +137,13 @@ export interface AnthropicServerOptions {
   host?: string;
   /** Called for every request as soon as it is logged (the CLI prints them). */
   onRequest?: (request: LoggedRequest) => void;
+  /**
+   * The only key accepted; unset, any non-empty key is. The key comes as `x-api-key` (what
+   * the API documents, and what Claude Code sends) or, with `bearer` (the default: what
+   * @anthropic-ai/sdk 1.x sends), as `Authorization: Bearer <key>`.
+   */
+  apiKey?: string;
+  bearer?: boolean;
 }
 
 /** Characters per `text_delta` and per `input_json_delta` fragment. */
@@ -133,6 +172,11 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
     if (req.method === 'HEAD') {
       res.writeHead(200, { 'request-id': randomId('req_', 22) });
       res.end();
+      return;
+    }
+    const refused = checkHeaders(req, options);
+    if (refused) {
+      sendError(res, refused.status, refused.type, refused.message);
       return;
     }
     const isPost = req.method === 'POST';
@@ -164,11 +208,12 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
       }
       if (res.destroyed) return; // the client left (or close() ran) while the model was thinking
       if (reply.error) {
-        sendError(res, reply.error.status, reply.error.type, reply.error.message);
+        const headers: Record<string, string> = { ...(reply.error.retryAfter !== undefined ? { 'retry-after': String(reply.error.retryAfter) } : {}), ...reply.error.headers };
+        sendError(res, reply.error.status, reply.error.type, reply.error.message, headers);
         return;
       }
       const message = buildMessage(request, reply, inputTokens);
-      if (request.stream) streamMessage(res, message);
+      if (request.stream) streamMessage(res, message, reply);
       else sendJson(res, 200, message.whole);
       return;
     }
@@ -241,15 +286,35 @@ function buildMessage(request: MessagesRequest, reply: ScriptedReply, inputToken
   };
 }
 
-function streamMessage(res: ServerResponse, message: BuiltMessage): void {
+type Event = Record<string, unknown> & { type: string };
+
+function streamMessage(res: ServerResponse, message: BuiltMessage, reply: ScriptedReply): void {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
     'request-id': randomId('req_', 22),
   });
-  const send = (data: Record<string, unknown> & { type: string }) =>
-    res.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
+  const frame = (data: Event) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+  let events = messageEvents(message, reply.pings ?? 1);
+  if (reply.streamError) {
+    const { afterEvents, type, message: text } = reply.streamError;
+    events = [...events.slice(0, afterEvents), { type: 'error', error: { type, message: text } }];
+  }
+  if (reply.cutAfterEvents === undefined) {
+    for (const event of events) res.write(frame(event));
+    res.end();
+    return;
+  }
+  // Destroyed once what was written reached the socket: the client reads every event sent,
+  // then the connection drops without the end of the chunked body.
+  res.write(events.slice(0, reply.cutAfterEvents).map(frame).join(''), () => res.destroy());
+}
+
+/** message_start, the pings, each content block's start, deltas and stop, message_delta, message_stop. */
+function messageEvents(message: BuiltMessage, pings: number): Event[] {
+  const events: Event[] = [];
+  const send = (data: Event) => events.push(data);
   send({
     type: 'message_start',
     message: {
@@ -263,6 +328,7 @@ function streamMessage(res: ServerResponse, message: BuiltMessage): void {
       usage: usage(message.inputTokens, 1),
     },
   });
+  for (let i = 0; i < pings; i++) send({ type: 'ping' });
   message.blocks.forEach((block, index) => {
     send({ type: 'content_block_start', index, content_block: block.start });
     for (const delta of block.deltas) send({ type: 'content_block_delta', index, delta });
@@ -274,7 +340,7 @@ function streamMessage(res: ServerResponse, message: BuiltMessage): void {
     usage: { output_tokens: message.outputTokens },
   });
   send({ type: 'message_stop' });
-  res.end();
+  return events;
 }
 
 function usage(inputTokens: number, outputTokens: number) {
@@ -292,17 +358,34 @@ function wholeInput(input: unknown, rawJson: string | undefined): unknown {
   return input ?? {};
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': randomId('req_', 22) });
+/**
+ * The API's answers to a request without a key (401), with a key other than `apiKey`
+ * (401), or without a known `anthropic-version` (400); undefined when the headers pass.
+ */
+function checkHeaders(req: IncomingMessage, options: AnthropicServerOptions): { status: number; type: string; message: string } | undefined {
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
+  const bearer = options.bearer !== false ? /^Bearer (.+)$/.exec(header('authorization') ?? '')?.[1] : undefined;
+  const key = header('x-api-key') || bearer;
+  if (!key) return { status: 401, type: 'authentication_error', message: 'x-api-key header is required' };
+  if (options.apiKey !== undefined && key !== options.apiKey) return { status: 401, type: 'authentication_error', message: 'invalid x-api-key' };
+  const version = header('anthropic-version');
+  if (!version) return { status: 400, type: 'invalid_request_error', message: 'anthropic-version: header is required' };
+  if (!ANTHROPIC_VERSIONS.includes(version)) return { status: 400, type: 'invalid_request_error', message: `anthropic-version: "${version}" is not a valid version` };
+  return undefined;
+}
+
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, requestId = randomId('req_', 22)): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId, ...headers });
   res.end(JSON.stringify(body));
 }
 
-function sendError(res: ServerResponse, status: number, type: string, message: string): void {
-  sendJson(res, status, { type: 'error', error: { type, message } });
+function sendError(res: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
+  const requestId = randomId('req_', 22);
+  sendJson(res, status, { type: 'error', error: { type, message }, request_id: requestId }, headers, requestId);
 }
-
-
-
 
 
 // ---------------------------------------------------------------------------
