@@ -178,10 +178,36 @@ function plainBlock(block: Block): Block {
   return { type: 'tool_use', id: block.id, name: block.name, input } as Block;
 }
 
-/** "400 {json}" from the SDK becomes one sentence a person can act on. */
+/**
+ * What went wrong with a model request, as one sentence a person can act on: an HTTP error
+ * the SDK gave up on after its retries ("400 {json}"), an endpoint it could not reach, or a
+ * reply the API broke off (an `error` event in the stream, or a connection that closed).
+ */
 function readableApiError(err: unknown, baseUrl: string): Error {
-  if (!(err instanceof Anthropic.APIError)) return err as Error;
-  const body = err.error as { error?: { type?: string; message?: string } } | undefined;
-  const detail = body?.error?.message ? `${body.error.type ?? 'error'}: ${body.error.message}` : err.message;
-  return new Error(`The model API at ${baseUrl} answered ${err.status ?? 'without a status'}: ${detail}`);
+  const at = `The model API at ${baseUrl}`;
+  if (err instanceof Anthropic.APIUserAbortError) return err; // the session was stopped
+  if (err instanceof Anthropic.APIConnectionError) return new Error(`${at} could not be reached: ${innermostMessage(err)}`);
+  if (err instanceof Anthropic.APIError) {
+    const body = err.error as { error?: { type?: string; message?: string } } | undefined;
+    const detail = body?.error?.message ? `${body.error.type ?? 'error'}: ${body.error.message}` : err.message;
+    // No status: the reply had begun (200) and an `error` event ended it.
+    if (err.status === undefined) return new Error(`${at} broke off its reply with an error: ${detail}`);
+    return new Error(`${at} answered ${err.status}: ${detail}`);
+  }
+  // fetch reports a body that ended before the stream did as `TypeError: terminated`.
+  if (causes(err).some((e) => e instanceof TypeError && e.message === 'terminated')) return new Error(`${at} broke off its reply: ${innermostMessage(err)}`);
+  return err instanceof Error ? err : new Error(String(err));
+}
+
+/** The error and its causes, outermost first. */
+function causes(err: unknown): Error[] {
+  const out: Error[] = [];
+  for (let e = err; e instanceof Error && out.length < 10; e = e.cause) out.push(e);
+  return out;
+}
+
+/** The deepest cause's message (e.g. `connect ECONNREFUSED 127.0.0.1:9` under `Connection error.`). */
+function innermostMessage(err: unknown): string {
+  const chain = causes(err).filter((e) => e.message);
+  return chain.at(-1)?.message ?? String(err);
 }
