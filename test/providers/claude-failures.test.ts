@@ -3,12 +3,10 @@ import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
 import {
   API_ERRORS,
-  askingModel,
   lastToolResult,
   startAnthropicServer,
   type AnthropicServer,
   type LoggedRequest,
-  type ScriptedModel,
   type ScriptedReply,
   type ScriptStep,
 } from '../fakes/anthropic-server.js';
@@ -16,7 +14,7 @@ import { freePort } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { sessionApi } from '../support/session-api.js';
 import { waitUntil } from '../support/wait-until.js';
-import { dbQuestion } from './claude-fixtures.js';
+import { casesModel, dbQuestion, tagOf } from './claude-fixtures.js';
 
 // What the `messages` engine (@anthropic-ai/sdk, maxRetries 2) does when the model API fails,
 // for Claude and for DeepSeek's Anthropic-compatible API: which failures the SDK retries (the
@@ -65,20 +63,6 @@ const CASES: Case[] = [
   },
   { name: 'a stream cut in the middle', failure: [{ text: REPLY, cutAfterEvents: 4 }], error: (base) => `The model API at ${base} broke off its reply: other side closed` },
 ];
-
-const tagOf = (request: { messages?: unknown }) => /\[case:([^\]]+)\]/.exec(JSON.stringify(request.messages ?? ''))?.[1];
-
-/** Plays each case's script, told apart by the `[case:…]` tag in the prompt. */
-function casesModel(scripts: Record<string, ScriptStep[]>): ScriptedModel {
-  const models = new Map<string, ScriptedModel>();
-  return (request, index) => {
-    const tag = tagOf(request) ?? '';
-    const script = scripts[tag.split('/')[0]!];
-    if (!script) return { text: `no case ${tag}` };
-    if (!models.has(tag)) models.set(tag, askingModel(script));
-    return models.get(tag)!(request, index);
-  };
-}
 
 let fake: AnthropicServer;
 let relay: TestRelay;
