@@ -5,6 +5,7 @@ import { isRelayTool, runRelayTool } from '../../src/sessions/relay-tool.js';
 import type { Runner, RunnerContext } from '../../src/sessions/runner.js';
 import { toCardDraft, toolInputError, toToolResult } from './adapter.js';
 import { anthropicRelayTools, relayToolResultBlock } from './relay-tools.js';
+import { INVALID_JSON, readReply, type Reply } from './reply-stream.js';
 import { ASK_USER_QUESTION, ASK_USER_QUESTION_TOOL } from './tool.js';
 
 // The `messages` engine: the relay runs the tool loop itself with @anthropic-ai/sdk,
@@ -35,7 +36,6 @@ export interface MessagesEndpoint {
 }
 
 const MAX_STEPS = 50;
-const INVALID_JSON = '__invalid_json__';
 const MAX_TOKENS = 8192;
 
 export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): Runner {
@@ -121,15 +121,13 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
     }
   }
 
-  async function request(): Promise<{ content: Block[]; stop_reason: string | null }> {
-    const stream = client.messages.stream(
-      { model: endpoint.model, max_tokens: MAX_TOKENS, system, tools, messages: state.messages },
-      { signal: ctx.signal },
-    );
-    stream.on('streamEvent', () => ctx.heartbeat());
+  async function request(): Promise<Reply> {
     try {
-      const message = await stream.finalMessage();
-      return { content: message.content.map(plainBlock), stop_reason: message.stop_reason };
+      const events = await client.messages.create(
+        { model: endpoint.model, max_tokens: MAX_TOKENS, system, tools, messages: state.messages, stream: true },
+        { signal: ctx.signal },
+      );
+      return await readReply(events, () => ctx.heartbeat());
     } catch (err) {
       throw readableApiError(err, endpoint.baseUrl);
     }
@@ -157,25 +155,6 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
     },
     async stop() {},
   };
-}
-
-/**
- * The SDK's tool_use blocks parse their input lazily and throw on invalid JSON; the
- * conversation is stored as plain data, with invalid input kept as a marker the adapter
- * refuses with a clear error.
- */
-function plainBlock(block: Block): Block {
-  if (block.type !== 'tool_use') return block;
-  // The SDK parses partial JSON leniently, so a cut-short input would pass as a smaller
-  // object; the raw text it kept tells whether the model sent valid JSON at all.
-  const raw = (block as unknown as { __json_buf?: string }).__json_buf;
-  let input: unknown;
-  try {
-    input = raw ? JSON.parse(raw) : block.input;
-  } catch {
-    input = { [INVALID_JSON]: raw ?? '' };
-  }
-  return { type: 'tool_use', id: block.id, name: block.name, input } as Block;
 }
 
 /**

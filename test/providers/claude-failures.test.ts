@@ -34,6 +34,8 @@ const REPLY = 'A reply the API does not finish.';
 // The SDK waits `retry-after-ms` before a retry (it reads it before `retry-after`): a short
 // one keeps its own back-off (0.5 s, then 1 s) out of the test.
 const quick = (reply: ScriptedReply): ScriptedReply => ({ error: { ...reply.error!, headers: { 'retry-after-ms': '5' } } });
+// Not merely cut short: the SDK's own MessageStream throws on it while it streams.
+const BROKEN_JSON = '{"questions": [ {"question": "Which database?", oops}';
 const times = (n: number, step: ScriptedReply) => Array.from({ length: n }, () => step);
 
 interface Case {
@@ -71,6 +73,7 @@ const requestsOf = (tag: string): LoggedRequest[] => fake.requests.filter((r) =>
 
 beforeAll(async () => {
   const scripts: Record<string, ScriptStep[]> = Object.fromEntries(CASES.map((c) => [c.name, [ASK, ...c.failure, CARRIED_ON]]));
+  scripts['broken json'] = [{ text: 'Let me ask.', toolUse: { name: 'AskUserQuestion', input: {}, rawJson: BROKEN_JSON } }, (r) => `read: ${lastToolResult(r)?.content}`];
   scripts['unknown tool'] = [{ text: 'Let me look.', toolUse: { name: 'Bash', input: { command: 'ls' } } }, (r) => `read: ${lastToolResult(r)?.content}`];
   fake = await startAnthropicServer({ model: casesModel(scripts), apiKey: 'sk-test', bearer: false });
   const env: Record<string, string> = { ASKRELAY_WAIT: '1h' };
@@ -126,6 +129,19 @@ describe.each(PROVIDERS)('$provider, engine messages', ({ provider }) => {
       expect(r.body.messages).toEqual(afterAnswer[0]!.body.messages);
       expect(lastToolResult(r.body)?.content).toBe(ANSWERED);
     }
+  });
+
+  it('tool input that is not JSON gets an InputValidationError tool_result and the session goes on', async () => {
+    const tag = `broken json/${provider}`;
+    const session = await start(provider, `Pick a database [case:${tag}]`);
+    const refusal = `<tool_use_error>InputValidationError: the tool input is not valid JSON: ${BROKEN_JSON}</tool_use_error>`;
+    const done = await api.done(session.id);
+    expect(done.transcript!.map((e) => `${e.role}: ${e.text}`)).toEqual([`user: Pick a database [case:${tag}]`, 'assistant: Let me ask.', `tool: ${refusal}`, `assistant: read: ${refusal}`]);
+    const [, answered] = requestsOf(tag);
+    // The call is kept as the model sent it; the tool_result says what was wrong.
+    expect(answered!.body.messages[1].content[1]).toMatchObject({ type: 'tool_use', name: 'AskUserQuestion', input: { __invalid_json__: BROKEN_JSON } });
+    expect(answered!.body.messages[2].content).toEqual([{ type: 'tool_result', tool_use_id: answered!.body.messages[1].content[1].id, content: refusal, is_error: true }]);
+    expect(await api.cardsOf(session.id)).toEqual([]);
   });
 
   it('a call to a tool the engine does not have gets "No such tool available" and the session goes on', async () => {
