@@ -229,9 +229,9 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
     } else if (message.type === 'result' && !interrupted && !ctx.signal.aborted) {
       if (message.subtype !== 'success') {
         const why = message.errors.map((e) => e.trim()).filter(Boolean).join('; ');
-        throw new Error(`Claude Code ended the turn with ${message.subtype}${why ? `: ${why}` : ''}`);
+        throw new ResultError(`Claude Code ended the turn with ${message.subtype}${why ? `: ${why}` : ''}`);
       }
-      if (message.is_error) throw new Error(`Claude Code reported an error: ${message.result || 'no details'}`);
+      if (message.is_error) throw new ResultError(`Claude Code reported an error: ${message.result || 'no details'}`);
     }
   }
 
@@ -249,7 +249,7 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
         if (ctx.signal.aborted || abort.signal.aborted || interrupted) return;
         const message = error instanceof Error ? error.message : String(error);
         const detail = stderr.tail.trim() ? ` (Claude Code said: ${stderr.tail.trim().split('\n').slice(-3).join(' | ')})` : '';
-        throw new Error(message.startsWith('Claude Code') ? message + detail : `Claude Code failed: ${message}${detail}`);
+        throw new Error(error instanceof ResultError ? message + detail : `Claude Code failed: ${message}${detail}`);
       } finally {
         ctx.signal.removeEventListener('abort', onAbort);
       }
@@ -308,6 +308,9 @@ export function codeEngine(ctx: RunnerContext, endpoint: CodeEndpoint): Runner {
     },
   };
 }
+
+/** A turn that Claude Code itself ended with an error `result` (as opposed to the process failing). */
+class ResultError extends Error {}
 
 function contentText(content: unknown): string {
   if (typeof content === 'string') return content;

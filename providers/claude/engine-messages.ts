@@ -5,6 +5,7 @@ import { isRelayTool, runRelayTool } from '../../src/sessions/relay-tool.js';
 import type { Runner, RunnerContext } from '../../src/sessions/runner.js';
 import { toCardDraft, toolInputError, toToolResult } from './adapter.js';
 import { anthropicRelayTools, relayToolResultBlock } from './relay-tools.js';
+import { INVALID_JSON, readReply, type Reply } from './reply-stream.js';
 import { ASK_USER_QUESTION, ASK_USER_QUESTION_TOOL } from './tool.js';
 
 // The `messages` engine: the relay runs the tool loop itself with @anthropic-ai/sdk,
@@ -35,7 +36,6 @@ export interface MessagesEndpoint {
 }
 
 const MAX_STEPS = 50;
-const INVALID_JSON = '__invalid_json__';
 const MAX_TOKENS = 8192;
 
 export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): Runner {
@@ -121,15 +121,13 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
     }
   }
 
-  async function request(): Promise<{ content: Block[]; stop_reason: string | null }> {
-    const stream = client.messages.stream(
-      { model: endpoint.model, max_tokens: MAX_TOKENS, system, tools, messages: state.messages },
-      { signal: ctx.signal },
-    );
-    stream.on('streamEvent', () => ctx.heartbeat());
+  async function request(): Promise<Reply> {
     try {
-      const message = await stream.finalMessage();
-      return { content: message.content.map(plainBlock), stop_reason: message.stop_reason };
+      const events = await client.messages.create(
+        { model: endpoint.model, max_tokens: MAX_TOKENS, system, tools, messages: state.messages, stream: true },
+        { signal: ctx.signal },
+      );
+      return await readReply(events, () => ctx.heartbeat());
     } catch (err) {
       throw readableApiError(err, endpoint.baseUrl);
     }
@@ -160,28 +158,35 @@ export function messagesEngine(ctx: RunnerContext, endpoint: MessagesEndpoint): 
 }
 
 /**
- * The SDK's tool_use blocks parse their input lazily and throw on invalid JSON; the
- * conversation is stored as plain data, with invalid input kept as a marker the adapter
- * refuses with a clear error.
+ * What went wrong with a model request, as one sentence a person can act on: an HTTP error
+ * the SDK gave up on after its retries ("400 {json}"), an endpoint it could not reach, or a
+ * reply the API broke off (an `error` event in the stream, or a connection that closed).
  */
-function plainBlock(block: Block): Block {
-  if (block.type !== 'tool_use') return block;
-  // The SDK parses partial JSON leniently, so a cut-short input would pass as a smaller
-  // object; the raw text it kept tells whether the model sent valid JSON at all.
-  const raw = (block as unknown as { __json_buf?: string }).__json_buf;
-  let input: unknown;
-  try {
-    input = raw ? JSON.parse(raw) : block.input;
-  } catch {
-    input = { [INVALID_JSON]: raw ?? '' };
+function readableApiError(err: unknown, baseUrl: string): Error {
+  const at = `The model API at ${baseUrl}`;
+  if (err instanceof Anthropic.APIUserAbortError) return err; // the session was stopped
+  if (err instanceof Anthropic.APIConnectionError) return new Error(`${at} could not be reached: ${innermostMessage(err)}`);
+  if (err instanceof Anthropic.APIError) {
+    const body = err.error as { error?: { type?: string; message?: string } } | undefined;
+    const detail = body?.error?.message ? `${body.error.type ?? 'error'}: ${body.error.message}` : err.message;
+    // No status: the reply had begun (200) and an `error` event ended it.
+    if (err.status === undefined) return new Error(`${at} broke off its reply with an error: ${detail}`);
+    return new Error(`${at} answered ${err.status}: ${detail}`);
   }
-  return { type: 'tool_use', id: block.id, name: block.name, input } as Block;
+  // fetch reports a body that ended before the stream did as `TypeError: terminated`.
+  if (causes(err).some((e) => e instanceof TypeError && e.message === 'terminated')) return new Error(`${at} broke off its reply: ${innermostMessage(err)}`);
+  return err instanceof Error ? err : new Error(String(err));
 }
 
-/** "400 {json}" from the SDK becomes one sentence a person can act on. */
-function readableApiError(err: unknown, baseUrl: string): Error {
-  if (!(err instanceof Anthropic.APIError)) return err as Error;
-  const body = err.error as { error?: { type?: string; message?: string } } | undefined;
-  const detail = body?.error?.message ? `${body.error.type ?? 'error'}: ${body.error.message}` : err.message;
-  return new Error(`The model API at ${baseUrl} answered ${err.status ?? 'without a status'}: ${detail}`);
+/** The error and its causes, outermost first. */
+function causes(err: unknown): Error[] {
+  const out: Error[] = [];
+  for (let e = err; e instanceof Error && out.length < 10; e = e.cause) out.push(e);
+  return out;
+}
+
+/** The deepest cause's message (e.g. `connect ECONNREFUSED 127.0.0.1:9` under `Connection error.`). */
+function innermostMessage(err: unknown): string {
+  const chain = causes(err).filter((e) => e.message);
+  return chain.at(-1)?.message ?? String(err);
 }

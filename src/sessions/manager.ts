@@ -396,6 +396,10 @@ export class SessionManager {
           const failed = this.live.get(id);
           this.live.delete(id);
           await this.update(id, { status: 'failed', error: (err as Error).message ?? String(err) });
+          // A card still open (Claude Code died while it waited on one) would take an answer
+          // nobody reads: it is cancelled, as when the session is stopped.
+          failed?.controller.abort();
+          for (const card of await this.options.relay.list({ sessionId: id, status: 'pending' })) await this.options.relay.cancel(card.id);
           await this.options.owners?.release(id);
           // The provider's own process (the Copilot runtime) ends with the session: nothing
           // else would stop it, since close() stops only the live runners.

@@ -1,4 +1,4 @@
-import Anthropic, { AnthropicError, APIError, InternalServerError, NotFoundError } from '@anthropic-ai/sdk';
+import Anthropic, { AnthropicError, APIError, AuthenticationError, BadRequestError, InternalServerError, NotFoundError, OverloadedError, RateLimitError } from '@anthropic-ai/sdk';
 import { query, type PermissionResult } from '@anthropic-ai/claude-agent-sdk';
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -8,6 +8,8 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  ANTHROPIC_VERSIONS,
+  API_ERRORS,
   askingModel,
   DEMO_QUESTION,
   demoModel,
@@ -22,6 +24,7 @@ import {
   toolNames,
   toolResults,
   type AnthropicServer,
+  type AnthropicServerOptions,
   type MessagesRequest,
   type ScriptedModel,
 } from './anthropic-server.js';
@@ -46,6 +49,8 @@ const ASK_TOOL: Anthropic.Tool = {
   input_schema: { type: 'object', properties: { questions: { type: 'array' } }, required: ['questions'] },
 };
 const ANSWERED = 'Your questions have been answered: "Which database?"="PostgreSQL". You can now continue with these answers in mind.';
+/** What a raw fetch sends to pass the fake's header checks (as Claude Code sends them). */
+const HEADERS = { 'content-type': 'application/json', 'x-api-key': 'dummy', 'anthropic-version': '2023-06-01' };
 const REMINDER = '\n\n<system-reminder>\n<total_tokens>14999985 tokens left</total_tokens>\n</system-reminder>';
 
 let server: AnthropicServer | undefined;
@@ -54,9 +59,13 @@ afterEach(async () => {
   server = undefined;
 });
 
-async function start(model: ScriptedModel): Promise<{ server: AnthropicServer; client: Anthropic }> {
-  server = await startAnthropicServer({ model });
-  return { server, client: new Anthropic({ baseURL: server.url, apiKey: 'dummy', maxRetries: 0 }) };
+async function start(
+  model: ScriptedModel,
+  options: Omit<AnthropicServerOptions, 'model'> = {},
+  clientOptions: { maxRetries?: number } = {},
+): Promise<{ server: AnthropicServer; client: Anthropic }> {
+  server = await startAnthropicServer({ model, ...options });
+  return { server, client: new Anthropic({ baseURL: server.url, apiKey: 'dummy', maxRetries: 0, ...clientOptions }) };
 }
 
 const ask = (text: string): Anthropic.MessageParam[] => [{ role: 'user', content: text }];
@@ -197,7 +206,7 @@ describe('the fake Anthropic server, driven by @anthropic-ai/sdk', () => {
     const { server } = await start(askingModel(['Hello.']));
     const res = await fetch(`${server.url}/v1/messages?beta=true`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json' },
+      headers: HEADERS,
       body: JSON.stringify({ model: MODEL, max_tokens: 8, stream: true, messages: ask('hi') }),
     });
     expect(res.status).toBe(200);
@@ -208,6 +217,7 @@ describe('the fake Anthropic server, driven by @anthropic-ai/sdk', () => {
     const frames = wire.slice(0, -2).split('\n\n');
     expect(frames.map((frame) => frame.match(/^event: (\w+)\ndata: (\{.*\})$/)?.[1])).toEqual([
       'message_start',
+      'ping',
       'content_block_start',
       'content_block_delta',
       'content_block_stop',
@@ -218,6 +228,7 @@ describe('the fake Anthropic server, driven by @anthropic-ai/sdk', () => {
       const [, type, data] = frame.match(/^event: (\w+)\ndata: (.*)$/)!;
       expect(JSON.parse(data!).type).toBe(type);
     }
+    expect(frames[1]).toBe('event: ping\ndata: {"type":"ping"}');
     expect(server.requests[0]).toMatchObject({ method: 'POST', path: '/v1/messages', query: '?beta=true' });
   });
 
@@ -258,11 +269,13 @@ describe('the fake Anthropic server, driven by @anthropic-ai/sdk', () => {
     const error = await client.models.list().catch((e: unknown) => e);
     expect(error).toBeInstanceOf(NotFoundError);
     expect((error as NotFoundError).status).toBe(404);
-    expect((error as NotFoundError).error).toEqual({ type: 'error', error: { type: 'not_found_error', message: 'Not found: GET /v1/models' } });
+    expect((error as NotFoundError).error).toEqual({ type: 'error', error: { type: 'not_found_error', message: 'Not found: GET /v1/models' }, request_id: expect.stringMatching(/^req_/) });
 
-    const res = await fetch(`${server.url}/v1/nothing-here`, { method: 'POST', body: '{}' });
+    const res = await fetch(`${server.url}/v1/nothing-here`, { method: 'POST', headers: HEADERS, body: '{}' });
     expect(res.status).toBe(404);
-    expect(await res.json()).toEqual({ type: 'error', error: { type: 'not_found_error', message: 'Not found: POST /v1/nothing-here' } });
+    const body = (await res.json()) as { request_id: string };
+    // The body names the request the way the `request-id` header does.
+    expect(body).toEqual({ type: 'error', error: { type: 'not_found_error', message: 'Not found: POST /v1/nothing-here' }, request_id: res.headers.get('request-id') });
     expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
       'POST /v1/messages/count_tokens',
       'HEAD /api/hello',
@@ -358,23 +371,175 @@ describe('the fake Anthropic server, driven by @anthropic-ai/sdk', () => {
     const failed = await client.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') }).catch((e: unknown) => e);
     expect(failed).toBeInstanceOf(InternalServerError);
     expect((failed as APIError).status).toBe(500);
-    expect((failed as APIError).error).toEqual({ type: 'error', error: { type: 'api_error', message: 'scripted model failed: boom' } });
+    expect((failed as APIError).error).toEqual({ type: 'error', error: { type: 'api_error', message: 'scripted model failed: boom' }, request_id: expect.stringMatching(/^req_/) });
 
     const overloaded = await client.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') }).catch((e: unknown) => e);
     expect(overloaded).toBeInstanceOf(APIError);
     expect((overloaded as APIError).status).toBe(529);
-    expect((overloaded as APIError).error).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    expect((overloaded as APIError).error).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' }, request_id: expect.stringMatching(/^req_/) });
   });
 
   it('refuses a body that is not JSON or has no messages with a 400 invalid_request_error', async () => {
     const { server } = await start(askingModel([]));
-    const notJson = await fetch(`${server.url}/v1/messages`, { method: 'POST', body: '{oops' });
+    const notJson = await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: HEADERS, body: '{oops' });
     expect(notJson.status).toBe(400);
-    expect(await notJson.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'The request body is not valid JSON.' } });
-    const noMessages = await fetch(`${server.url}/v1/messages`, { method: 'POST', body: JSON.stringify({ model: MODEL }) });
+    expect(await notJson.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'The request body is not valid JSON.' }, request_id: expect.stringMatching(/^req_/) });
+    const noMessages = await fetch(`${server.url}/v1/messages`, { method: 'POST', headers: HEADERS, body: JSON.stringify({ model: MODEL }) });
     expect(noMessages.status).toBe(400);
     expect(((await noMessages.json()) as { error: { type: string } }).error.type).toBe('invalid_request_error');
     expect(server.requests.map((r) => r.body)).toEqual(['{oops', { model: MODEL }]);
+  });
+});
+
+describe('failures and headers, as the API sends them (docs: streaming, errors, versioning)', () => {
+  /** Reads a streamed body chunk by chunk: the SSE frames that arrived, and how reading ended. */
+  async function readFrames(res: Response): Promise<{ frames: string[]; ended: 'complete' | string }> {
+    const reader = res.body!.getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    let ended: string;
+    for (;;) {
+      try {
+        const { done, value } = await reader.read();
+        if (done) {
+          ended = 'complete';
+          break;
+        }
+        text += decoder.decode(value, { stream: true });
+      } catch (error) {
+        ended = `${(error as Error).message} (${((error as Error).cause as Error | undefined)?.message})`;
+        break;
+      }
+    }
+    return { frames: text.split('\n\n').filter(Boolean), ended };
+  }
+
+  const post = (server: AnthropicServer, headers: Record<string, string> = HEADERS, body: unknown = { model: MODEL, max_tokens: 64, stream: true, messages: ask('hi') }) =>
+    fetch(`${server.url}/v1/messages`, { method: 'POST', headers, body: JSON.stringify(body) });
+
+  const typeOf = (frame: string) => /^event: (\w+)\n/.exec(frame)?.[1];
+
+  it('sends ping events, which the SDK ignores, in its raw stream too', async () => {
+    const { server, client } = await start(askingModel([{ text: 'Pinged.', pings: 3 }, { text: 'Pinged.', pings: 3 }]));
+    const { frames, ended } = await readFrames(await post(server));
+    expect(ended).toBe('complete');
+    expect(frames.map(typeOf)).toEqual(['message_start', 'ping', 'ping', 'ping', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(frames.filter((f) => typeOf(f) === 'ping')).toEqual(Array(3).fill('event: ping\ndata: {"type":"ping"}'));
+
+    const raw = await client.messages.create({ model: MODEL, max_tokens: 64, messages: ask('hi'), stream: true });
+    const events: string[] = [];
+    for await (const event of raw) events.push(event.type);
+    expect(events).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+  });
+
+  it('ends a stream with an `error` event after the events it sent; MessageStream rejects with that error and no status', async () => {
+    const broken = { text: 'A reply that is cut short.', streamError: { afterEvents: 4, type: 'overloaded_error', message: 'Overloaded' } };
+    const { server, client } = await start(askingModel([broken, broken]));
+    const res = await post(server);
+    expect(res.status).toBe(200);
+    const { frames, ended } = await readFrames(res);
+    expect(ended).toBe('complete');
+    expect(frames.map(typeOf)).toEqual(['message_start', 'ping', 'content_block_start', 'content_block_delta', 'error']);
+    expect(frames.at(-1)).toBe('event: error\ndata: {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}');
+
+    const stream = client.messages.stream({ model: MODEL, max_tokens: 64, messages: ask('hi') });
+    const seen: string[] = [];
+    stream.on('streamEvent', (event) => seen.push(event.type));
+    const error = await stream.finalMessage().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(APIError);
+    expect((error as APIError).status).toBeUndefined();
+    expect((error as APIError).error).toEqual({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+    expect(seen).toEqual(['message_start', 'content_block_start', 'content_block_delta']);
+  });
+
+  it('cuts a stream after the events it sent (no message_stop, no end of body); the SDK fails with "terminated"', async () => {
+    const cut = { text: 'A reply whose connection drops.', cutAfterEvents: 3 };
+    const { server, client } = await start(askingModel([cut, cut]));
+    const { frames, ended } = await readFrames(await post(server));
+    expect(frames.map(typeOf)).toEqual(['message_start', 'ping', 'content_block_start']);
+    expect(ended).toBe('terminated (other side closed)');
+
+    const stream = client.messages.stream({ model: MODEL, max_tokens: 64, messages: ask('hi') });
+    const seen: string[] = [];
+    stream.on('streamEvent', (event) => seen.push(event.type));
+    const error = await stream.finalMessage().catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(AnthropicError);
+    expect(error).not.toBeInstanceOf(APIError); // the SDK does not retry it: the reply had begun
+    expect((error as Error).message).toBe('terminated');
+    expect(seen).toEqual(['message_start', 'content_block_start']);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it('answers 429 with retry-after, 500 and 529 in Anthropic\'s error shape; the SDK retries each', async () => {
+    const { server, client } = await start(askingModel([API_ERRORS.rateLimit(7), API_ERRORS.internal(), API_ERRORS.overloaded()]));
+    const limited = await client.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') }).catch((e: unknown) => e);
+    expect(limited).toBeInstanceOf(RateLimitError);
+    expect((limited as APIError).headers?.get('retry-after')).toBe('7');
+    expect((limited as APIError).error).toEqual({
+      type: 'error',
+      error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit.' },
+      request_id: (limited as APIError).headers?.get('request-id'),
+    });
+    const internal = await client.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') }).catch((e: unknown) => e);
+    expect(internal).toBeInstanceOf(InternalServerError);
+    expect((internal as APIError).status).toBe(500);
+    expect((internal as APIError).error).toMatchObject({ type: 'error', error: { type: 'api_error', message: 'Internal server error' } });
+    const overloaded = await client.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') }).catch((e: unknown) => e);
+    expect(overloaded).toBeInstanceOf(OverloadedError);
+    expect((overloaded as APIError).error).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
+
+    // retry-after 0 leaves the wait to the SDK's own back-off (under half a second at first).
+    const retried = await start(askingModel([API_ERRORS.rateLimit(0), 'second time']), {}, { maxRetries: 1 });
+    const message = await retried.client.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') });
+    expect(message.content).toEqual([{ type: 'text', text: 'second time' }]);
+    expect(retried.server.requests.map((r) => r.headers['x-stainless-retry-count'])).toEqual(['0', '1']);
+  });
+
+  describe('x-api-key and anthropic-version', () => {
+    const refusal = (status: number, type: string, message: string) => ({ status, body: { type: 'error', error: { type, message }, request_id: expect.stringMatching(/^req_/) } });
+    const answer = async (res: Response) => ({ status: res.status, body: await res.json() });
+    const { 'x-api-key': _key, ...noKey } = HEADERS;
+    const { 'anthropic-version': _version, ...noVersion } = HEADERS;
+
+    it('refuses a request without a key (401), with another key (401), or without a known version (400); the model never sees it', async () => {
+      const seen: number[] = [];
+      const { server } = await start((_request, index) => {
+        seen.push(index);
+        return { text: 'ok' };
+      }, { apiKey: 'sk-right' });
+      const right = { ...HEADERS, 'x-api-key': 'sk-right' };
+      expect(await answer(await post(server, noKey, { model: MODEL, max_tokens: 8, messages: ask('hi') }))).toEqual(refusal(401, 'authentication_error', 'x-api-key header is required'));
+      expect(await answer(await post(server, { ...HEADERS, 'x-api-key': 'sk-wrong' }))).toEqual(refusal(401, 'authentication_error', 'invalid x-api-key'));
+      expect(await answer(await post(server, { ...noKey, authorization: 'Bearer sk-wrong' }))).toEqual(refusal(401, 'authentication_error', 'invalid x-api-key'));
+      expect(await answer(await post(server, { ...noVersion, 'x-api-key': 'sk-right' }))).toEqual(refusal(400, 'invalid_request_error', 'anthropic-version: header is required'));
+      expect(await answer(await post(server, { ...right, 'anthropic-version': '2024-10-22' }))).toEqual(
+        refusal(400, 'invalid_request_error', 'anthropic-version: "2024-10-22" is not a valid version'),
+      );
+      expect(seen).toEqual([]);
+      for (const version of ANTHROPIC_VERSIONS) expect((await post(server, { ...right, 'anthropic-version': version })).status).toBe(200);
+      expect((await post(server, { ...noKey, authorization: 'Bearer sk-right' })).status).toBe(200);
+      expect(seen).toEqual([0, 1, 2, 3]);
+    });
+
+    it('takes a bearer token only when `bearer` is not false; @anthropic-ai/sdk passes the checks as it is', async () => {
+      const strict = await start(askingModel(['never']), { bearer: false });
+      expect(await answer(await post(strict.server, { ...noKey, authorization: 'Bearer dummy' }))).toEqual(refusal(401, 'authentication_error', 'x-api-key header is required'));
+      const refused = await strict.client.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') }).catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(AuthenticationError);
+      await server!.close();
+
+      const { client } = await start(askingModel(['accepted', 'with x-api-key']), { apiKey: 'dummy' });
+      expect((await client.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') })).content).toEqual([{ type: 'text', text: 'accepted' }]);
+      const wrong = new Anthropic({ baseURL: server!.url, apiKey: 'sk-other', maxRetries: 0 });
+      expect(await wrong.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') }).catch((e: unknown) => e)).toBeInstanceOf(AuthenticationError);
+      // How the messages engine calls it: the key as x-api-key, no Authorization header.
+      const engineLike = new Anthropic({ baseURL: server!.url, apiKey: 'dummy', maxRetries: 0, defaultHeaders: { 'x-api-key': 'dummy', authorization: null } });
+      expect((await engineLike.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') })).content).toEqual([{ type: 'text', text: 'with x-api-key' }]);
+      const unversioned = new Anthropic({ baseURL: server!.url, apiKey: 'dummy', maxRetries: 0, defaultHeaders: { 'anthropic-version': null } });
+      const noVersionError = await unversioned.messages.create({ model: MODEL, max_tokens: 8, messages: ask('hi') }).catch((e: unknown) => e);
+      expect(noVersionError).toBeInstanceOf(BadRequestError);
+      expect((noVersionError as APIError).error).toMatchObject({ error: { type: 'invalid_request_error', message: 'anthropic-version: header is required' } });
+    });
   });
 });
 
@@ -489,7 +654,8 @@ describe('Claude Code (claude-agent-sdk) against the fake server', () => {
     model: ScriptedModel,
     canUseTool: (name: string, input: Record<string, unknown>, toolUseID: string) => PermissionResult,
   ) {
-    const { server } = await start(model);
+    // Only the key it was given, and only as x-api-key: Claude Code must pass the API's own checks.
+    const { server } = await start(model, { apiKey: 'dummy', bearer: false });
     const home = mkdtempSync(join(tmpdir(), 'askrelay-cc-'));
     const calls: Array<{ name: string; input: Record<string, unknown>; toolUseID: string }> = [];
     let result: string | undefined;
@@ -538,6 +704,10 @@ describe('Claude Code (claude-agent-sdk) against the fake server', () => {
     ]);
     expect(lastToolResult(server.requests[1]!.body)).toEqual({ tool_use_id: calls[0]!.toolUseID, content: ANSWERED });
     expect(result).toBe(`Thanks — I will go with: ${ANSWERED}`);
+    for (const request of server.requests) {
+      expect(request.headers).toMatchObject({ 'x-api-key': 'dummy', 'anthropic-version': '2023-06-01' });
+      expect(request.headers.authorization).toBeUndefined();
+    }
   });
 
   it('answers tool input that is not JSON with an InputValidationError tool_result, never calling canUseTool', async () => {

@@ -10,7 +10,11 @@
 // Run it by hand: node --import tsx test/fakes/anthropic-server.ts [port]
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
+import { demoModel } from './anthropic-script.js';
 import { chunk, isObject, listen, messageOf, randomId, readRequest, type LoggedRequest } from './fake-http.js';
+
+// The helpers scripted models are made of (askingModel, lastToolResult, …, demoModel).
+export * from './anthropic-script.js';
 
 // ---------------------------------------------------------------------------
 // Request shapes (loose on purpose: Claude Code sends fields the SDK types lack)
@@ -72,10 +76,42 @@ export interface ScriptedReply {
   stopReason?: StopReason;
   /**
    * Answer with an HTTP error instead of a message, shaped like Anthropic's:
-   * `{type:"error", error:{type, message}}` (e.g. 529 `overloaded_error`).
+   * `{type:"error", error:{type, message}, request_id}` (e.g. 529 `overloaded_error`).
    */
-  error?: { status: number; type: string; message: string };
+  error?: ScriptedError;
+  /** `ping` events sent right after `message_start`; the API sends one (the default). */
+  pings?: number;
+  /**
+   * Stream the first `afterEvents` events (pings included), then an `event: error` with
+   * `{type:"error", error:{type, message}}` and end the stream, as the API does when it
+   * fails in the middle of a reply (e.g. `overloaded_error`).
+   */
+  streamError?: { afterEvents: number; type: string; message: string };
+  /** Stream the first `cutAfterEvents` events (pings included), then destroy the connection. */
+  cutAfterEvents?: number;
 }
+
+export interface ScriptedError {
+  status: number;
+  type: string;
+  message: string;
+  /** Whole seconds, sent as `retry-after` (the API sends it with 429s). */
+  retryAfter?: number;
+  /** More response headers, e.g. `anthropic-ratelimit-requests-remaining`. */
+  headers?: Record<string, string>;
+}
+
+/** Anthropic's documented errors, as scripted replies (the messages are the API's own). */
+export const API_ERRORS = {
+  rateLimit: (retryAfter?: number): ScriptedReply => ({
+    error: { status: 429, type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit.', ...(retryAfter !== undefined ? { retryAfter } : {}) },
+  }),
+  internal: (): ScriptedReply => ({ error: { status: 500, type: 'api_error', message: 'Internal server error' } }),
+  overloaded: (): ScriptedReply => ({ error: { status: 529, type: 'overloaded_error', message: 'Overloaded' } }),
+};
+
+/** The `anthropic-version` values the fake accepts: the API's published ones and the one @anthropic-ai/sdk 1.x sends. */
+export const ANTHROPIC_VERSIONS: readonly string[] = ['2023-01-01', '2023-06-01', '2026-10-21'];
 
 /**
  * Decides the reply to one model request. `index` counts the model requests
@@ -105,6 +141,13 @@ export interface AnthropicServerOptions {
   host?: string;
   /** Called for every request as soon as it is logged (the CLI prints them). */
   onRequest?: (request: LoggedRequest) => void;
+  /**
+   * The only key accepted; unset, any non-empty key is. The key comes as `x-api-key` (what
+   * the API documents, and what Claude Code sends) or, with `bearer` (the default: what
+   * @anthropic-ai/sdk 1.x sends), as `Authorization: Bearer <key>`.
+   */
+  apiKey?: string;
+  bearer?: boolean;
 }
 
 /** Characters per `text_delta` and per `input_json_delta` fragment. */
@@ -133,6 +176,11 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
     if (req.method === 'HEAD') {
       res.writeHead(200, { 'request-id': randomId('req_', 22) });
       res.end();
+      return;
+    }
+    const refused = checkHeaders(req, options);
+    if (refused) {
+      sendError(res, refused.status, refused.type, refused.message);
       return;
     }
     const isPost = req.method === 'POST';
@@ -164,11 +212,12 @@ export async function startAnthropicServer(options: AnthropicServerOptions): Pro
       }
       if (res.destroyed) return; // the client left (or close() ran) while the model was thinking
       if (reply.error) {
-        sendError(res, reply.error.status, reply.error.type, reply.error.message);
+        const headers: Record<string, string> = { ...(reply.error.retryAfter !== undefined ? { 'retry-after': String(reply.error.retryAfter) } : {}), ...reply.error.headers };
+        sendError(res, reply.error.status, reply.error.type, reply.error.message, headers);
         return;
       }
       const message = buildMessage(request, reply, inputTokens);
-      if (request.stream) streamMessage(res, message);
+      if (request.stream) streamMessage(res, message, reply);
       else sendJson(res, 200, message.whole);
       return;
     }
@@ -241,15 +290,35 @@ function buildMessage(request: MessagesRequest, reply: ScriptedReply, inputToken
   };
 }
 
-function streamMessage(res: ServerResponse, message: BuiltMessage): void {
+type Event = Record<string, unknown> & { type: string };
+
+function streamMessage(res: ServerResponse, message: BuiltMessage, reply: ScriptedReply): void {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
     'request-id': randomId('req_', 22),
   });
-  const send = (data: Record<string, unknown> & { type: string }) =>
-    res.write(`event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`);
+  const frame = (data: Event) => `event: ${data.type}\ndata: ${JSON.stringify(data)}\n\n`;
+  let events = messageEvents(message, reply.pings ?? 1);
+  if (reply.streamError) {
+    const { afterEvents, type, message: text } = reply.streamError;
+    events = [...events.slice(0, afterEvents), { type: 'error', error: { type, message: text } }];
+  }
+  if (reply.cutAfterEvents === undefined) {
+    for (const event of events) res.write(frame(event));
+    res.end();
+    return;
+  }
+  // Destroyed once what was written reached the socket: the client reads every event sent,
+  // then the connection drops without the end of the chunked body.
+  res.write(events.slice(0, reply.cutAfterEvents).map(frame).join(''), () => res.destroy());
+}
+
+/** message_start, the pings, each content block's start, deltas and stop, message_delta, message_stop. */
+function messageEvents(message: BuiltMessage, pings: number): Event[] {
+  const events: Event[] = [];
+  const send = (data: Event) => events.push(data);
   send({
     type: 'message_start',
     message: {
@@ -263,6 +332,7 @@ function streamMessage(res: ServerResponse, message: BuiltMessage): void {
       usage: usage(message.inputTokens, 1),
     },
   });
+  for (let i = 0; i < pings; i++) send({ type: 'ping' });
   message.blocks.forEach((block, index) => {
     send({ type: 'content_block_start', index, content_block: block.start });
     for (const delta of block.deltas) send({ type: 'content_block_delta', index, delta });
@@ -274,7 +344,7 @@ function streamMessage(res: ServerResponse, message: BuiltMessage): void {
     usage: { output_tokens: message.outputTokens },
   });
   send({ type: 'message_stop' });
-  res.end();
+  return events;
 }
 
 function usage(inputTokens: number, outputTokens: number) {
@@ -292,159 +362,35 @@ function wholeInput(input: unknown, rawJson: string | undefined): unknown {
   return input ?? {};
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': randomId('req_', 22) });
-  res.end(JSON.stringify(body));
-}
-
-function sendError(res: ServerResponse, status: number, type: string, message: string): void {
-  sendJson(res, status, { type: 'error', error: { type, message } });
-}
-
-
-
-
-
-// ---------------------------------------------------------------------------
-// Helpers for scripted models
-
-export interface ToolResult {
-  tool_use_id: string;
-  /** Normalized to a string, Claude Code's trailing system-reminders removed. */
-  content: string;
-  is_error?: boolean;
-}
-
 /**
- * What the helpers below read from a request. Both `MessagesRequest` and the
- * SDK's `MessageCreateParams` fit it, so the helpers work on either.
+ * The API's answers to a request without a key (401), with a key other than `apiKey`
+ * (401), or without a known `anthropic-version` (400); undefined when the headers pass.
  */
-export interface RequestLike {
-  messages?: ReadonlyArray<{ role: string; content: unknown }>;
-  tools?: ReadonlyArray<{ name?: string; type?: string | null }> | null;
-}
-
-/** The last message with role `user`, if any. */
-export function lastUserMessage<M extends { role: string; content: unknown }>(request: { messages?: ReadonlyArray<M> }): M | undefined {
-  const messages = Array.isArray(request.messages) ? request.messages : [];
-  for (let i = messages.length - 1; i >= 0; i--) if (messages[i]?.role === 'user') return messages[i];
+function checkHeaders(req: IncomingMessage, options: AnthropicServerOptions): { status: number; type: string; message: string } | undefined {
+  const header = (name: string) => {
+    const value = req.headers[name];
+    return Array.isArray(value) ? value.join(', ') : value;
+  };
+  const bearer = options.bearer !== false ? /^Bearer (.+)$/.exec(header('authorization') ?? '')?.[1] : undefined;
+  const key = header('x-api-key') || bearer;
+  if (!key) return { status: 401, type: 'authentication_error', message: 'x-api-key header is required' };
+  if (options.apiKey !== undefined && key !== options.apiKey) return { status: 401, type: 'authentication_error', message: 'invalid x-api-key' };
+  const version = header('anthropic-version');
+  if (!version) return { status: 400, type: 'invalid_request_error', message: 'anthropic-version: header is required' };
+  if (!ANTHROPIC_VERSIONS.includes(version)) return { status: 400, type: 'invalid_request_error', message: `anthropic-version: "${version}" is not a valid version` };
   return undefined;
 }
 
-/** Every tool_result block in the last user message, normalized (see `ToolResult`). */
-export function toolResults(request: RequestLike): ToolResult[] {
-  const content = lastUserMessage(request)?.content;
-  if (!Array.isArray(content)) return [];
-  return content
-    .filter((block): block is Record<string, unknown> => isObject(block) && block.type === 'tool_result')
-    .map((block) => {
-      const result: ToolResult = { tool_use_id: String(block.tool_use_id ?? ''), content: contentText(block.content) };
-      if (typeof block.is_error === 'boolean') result.is_error = block.is_error;
-      return result;
-    });
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}, requestId = randomId('req_', 22)): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'request-id': requestId, ...headers });
+  res.end(JSON.stringify(body));
 }
 
-/** The (last) tool_result in the last user message, or undefined when it has none. */
-export function lastToolResult(request: RequestLike): ToolResult | undefined {
-  return toolResults(request).at(-1);
+function sendError(res: ServerResponse, status: number, type: string, message: string, headers: Record<string, string> = {}): void {
+  const requestId = randomId('req_', 22);
+  sendJson(res, status, { type: 'error', error: { type, message }, request_id: requestId }, headers, requestId);
 }
 
-/**
- * The text the user typed in the last user message: its text blocks joined
- * with blank lines, without Claude Code's `<system-reminder>` blocks and
- * suffixes. `''` when it has no text (e.g. only a tool_result).
- */
-export function lastUserText(request: RequestLike): string {
-  const message = lastUserMessage(request);
-  return message ? contentText(message.content) : '';
-}
-
-/** The names of the tools offered (a server tool without a name shows its `type`). */
-export function toolNames(request: RequestLike): string[] {
-  const tools = Array.isArray(request.tools) ? request.tools : [];
-  return tools.map((tool) => String(tool?.name ?? tool?.type ?? ''));
-}
-
-/**
- * Removes trailing `<system-reminder>…</system-reminder>` blocks (and the blank
- * line before each) that Claude Code appends to what it puts on the wire.
- */
-export function stripSystemReminders(text: string): string {
-  let out = text;
-  while (out.endsWith('</system-reminder>')) {
-    const start = out.lastIndexOf('<system-reminder>');
-    if (start < 0) break;
-    out = out.slice(0, start);
-    if (out.endsWith('\n\n')) out = out.slice(0, -2);
-    else if (out.endsWith('\n')) out = out.slice(0, -1);
-  }
-  return out;
-}
-
-function contentText(content: unknown): string {
-  if (typeof content === 'string') return stripSystemReminders(content);
-  if (!Array.isArray(content)) return '';
-  const texts = content
-    .filter((block): block is { type: 'text'; text: string } => isObject(block) && block.type === 'text' && typeof block.text === 'string')
-    .map((block) => stripSystemReminders(block.text))
-    .filter((text) => text !== '');
-  return texts.join('\n\n');
-}
-
-// ---------------------------------------------------------------------------
-// askingModel: a list of steps, played in order
-
-export type ScriptStep =
-  | ScriptedReply
-  | string
-  | ((request: MessagesRequest, index: number) => ScriptedReply | string | Promise<ScriptedReply | string>);
-
-/** What a script answers once its steps are used up. */
-export const END_OF_SCRIPT = '(end of script)';
-
-/**
- * A model that plays `steps` in order, one per call: a reply, a string (a text
- * reply), or a function of the request returning either. Once the steps are
- * used up it answers `"(end of script)"` with `end_turn`. Each model keeps its
- * own position, so create one per server.
- */
-export function askingModel(steps: ScriptStep[]): ScriptedModel {
-  let next = 0;
-  return async (request, index) => {
-    const step = steps[next++];
-    if (step === undefined) return { text: END_OF_SCRIPT, stopReason: 'end_turn' };
-    const reply = typeof step === 'function' ? await step(request, index) : step;
-    return typeof reply === 'string' ? { text: reply } : reply;
-  };
-}
-
-// ---------------------------------------------------------------------------
-// The demo model
-
-/** The AskUserQuestion input the demo model sends. */
-export const DEMO_QUESTION = {
-  questions: [
-    {
-      question: 'Which database?',
-      header: 'DB',
-      options: [
-        { label: 'PostgreSQL', description: 'A full SQL server: concurrent writers, rich types, replication.' },
-        { label: 'SQLite', description: 'One embedded file: nothing to run, ideal for a single process.' },
-      ],
-      multiSelect: false,
-    },
-  ],
-};
-
-/**
- * Asks one AskUserQuestion; once the tool_result comes back it replies
- * `Thanks — I will go with: <tool_result text>` and ends the turn.
- */
-export const demoModel: ScriptedModel = (request) => {
-  const result = lastToolResult(request);
-  if (result) return { text: `Thanks — I will go with: ${result.content}`, stopReason: 'end_turn' };
-  return { toolUse: { name: 'AskUserQuestion', input: DEMO_QUESTION } };
-};
 
 // ---------------------------------------------------------------------------
 // CLI: node --import tsx test/fakes/anthropic-server.ts [port]

@@ -1,3 +1,5 @@
+import { askingModel, type ScriptedModel, type ScriptStep } from '../fakes/anthropic-server.js';
+
 // AskUserQuestion inputs the Claude tests share. The second label contains ", " on
 // purpose: Claude Code quotes such a label when it is picked with another.
 
@@ -34,3 +36,21 @@ export const claudeRelayEnv = (url: string, home: string, wait = '1h') => ({
   CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',
   ASKRELAY_WAIT: wait,
 });
+
+/** The `[case:<name>/<more>]` tag in a request's messages (the tests put it in the prompt). */
+export const tagOf = (request: { messages?: unknown }) => /\[case:([^\]]+)\]/.exec(JSON.stringify(request.messages ?? ''))?.[1];
+
+/**
+ * A model that plays `scripts[<name>]` (see askingModel) for each session whose prompt is
+ * tagged `[case:<name>/…]`, one script instance per tag.
+ */
+export function casesModel(scripts: Record<string, ScriptStep[]>): ScriptedModel {
+  const models = new Map<string, ScriptedModel>();
+  return (request, index) => {
+    const tag = tagOf(request) ?? '';
+    const script = scripts[tag.split('/')[0]!];
+    if (!script) return { text: `no case ${tag}` };
+    if (!models.has(tag)) models.set(tag, askingModel(script));
+    return models.get(tag)!(request, index);
+  };
+}
