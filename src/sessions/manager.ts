@@ -403,7 +403,6 @@ export class SessionManager {
           await this.options.owners?.release(id);
           // The provider's own process (the Copilot runtime) ends with the session: nothing
           // else would stop it, since close() stops only the live runners.
-          failed?.controller.abort();
           await failed?.runner.stop().catch(() => {});
         }),
     );
