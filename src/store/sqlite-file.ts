@@ -1,5 +1,6 @@
 import Database from 'better-sqlite3';
 import { accessSync, constants } from 'node:fs';
+import { isSqliteBusy, isSqliteUnwritable } from '../errors.js';
 
 // Opening the relay's SQLite file, and what is said when it cannot be used: a file this
 // process may not write (mode 0400, another user's, an immutable file, a read-only mount),
@@ -47,9 +48,8 @@ export function refuseUnwritable(file: string): void {
 const said = (err: unknown) => (err as Error)?.message ?? String(err);
 const codeOf = (err: unknown) => String((err as { code?: unknown } | null)?.code ?? '');
 
-export const isBusy = (err: unknown) => /^SQLITE_(BUSY|LOCKED)/.test(codeOf(err));
-/** Failures of writing the file that a retry later may get past: a full disk, an I/O error, a file made read-only. */
-export const isUnwritable = (err: unknown) => /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(codeOf(err));
+const isBusy = (err: unknown) => isSqliteBusy(codeOf(err));
+const isUnwritable = (err: unknown) => isSqliteUnwritable(codeOf(err));
 
 /** The sentence for what SQLite reported while the file was opened; other errors as they are. */
 export function openFailure(file: string, err: unknown, busyMs: number): Error {

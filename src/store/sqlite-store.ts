@@ -162,7 +162,10 @@ export class SqliteStore implements CardStore {
   }
 
   close(): void {
-    this.audit.flush();
-    this.db.close();
+    try {
+      this.audit.flush();
+    } finally {
+      this.db.close();
+    }
   }
 }
