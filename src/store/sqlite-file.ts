@@ -48,9 +48,6 @@ export function refuseUnwritable(file: string): void {
 const said = (err: unknown) => (err as Error)?.message ?? String(err);
 const codeOf = (err: unknown) => String((err as { code?: unknown } | null)?.code ?? '');
 
-const isBusy = (err: unknown) => isSqliteBusy(codeOf(err));
-const isUnwritable = (err: unknown) => isSqliteUnwritable(codeOf(err));
-
 /** The sentence for what SQLite reported while the file was opened; other errors as they are. */
 export function openFailure(file: string, err: unknown, busyMs: number): Error {
   const code = codeOf(err);
@@ -59,12 +56,12 @@ export function openFailure(file: string, err: unknown, busyMs: number): Error {
       `The database ${file} is damaged or is not an SQLite database (SQLite: ${said(err)}). askrelay left it as it is: restore it from a backup, or move it away to start with an empty one.`,
     );
   }
-  if (isBusy(err)) {
+  if (isSqliteBusy(code)) {
     return new StoreFileError(
       `The database ${file} is locked by another program (SQLite: ${said(err)}, after waiting ${busyMs / 1000} s). Close what holds it (an sqlite3 shell inside a transaction, a backup tool, a relay started on a copy of this folder) and start again.`,
     );
   }
-  if (isUnwritable(err) || code === 'SQLITE_PERM') {
+  if (isSqliteUnwritable(code) || code === 'SQLITE_PERM') {
     return new StoreFileError(`The database ${file} cannot be written (SQLite: ${said(err)}). Make it and its folder writable by the user running askrelay, or start with another --data.`);
   }
   return err as Error;
