@@ -60,10 +60,24 @@ export class RelayError extends Error {
 const STORE_DOWN_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENOTFOUND', '57P01', '57P02', '57P03']);
 const STORE_DOWN_MESSAGES = /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|the database system is (starting up|shutting down)/i;
 
+// How the embedded SQLite file fails for a while: another program holds its write lock past
+// the busy timeout (SQLITE_BUSY, SQLITE_LOCKED), or the file cannot be written just now (a
+// full disk, an I/O error, a file made read-only). The write did not happen; a retry may pass.
+const SQLITE_BUSY = /^SQLITE_(BUSY|LOCKED)/;
+const SQLITE_UNWRITABLE = /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/;
+export const isSqliteBusy = (code: unknown) => typeof code === 'string' && SQLITE_BUSY.test(code);
+export const isSqliteUnwritable = (code: unknown) => typeof code === 'string' && SQLITE_UNWRITABLE.test(code);
+
 /** The error as the relay reports it when it says the store is away; undefined for any other error. */
 export function storeUnavailable(err: unknown): RelayError | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   const message = (err as Error | null)?.message ?? '';
+  if (isSqliteBusy(code)) {
+    return new RelayError('store_unavailable', `The database is locked by another program (SQLite: ${message}); nothing was changed, try again in a moment.`);
+  }
+  if (isSqliteUnwritable(code)) {
+    return new RelayError('store_unavailable', `The database cannot be written (SQLite: ${message}); nothing was changed, try again once that is fixed.`);
+  }
   const down = (typeof code === 'string' && (STORE_DOWN_CODES.has(code) || code.startsWith('08'))) || STORE_DOWN_MESSAGES.test(message);
   return down ? new RelayError('store_unavailable', 'The database does not answer; try again in a moment (the relay resumes once it is back).') : undefined;
 }

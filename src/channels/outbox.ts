@@ -14,7 +14,8 @@ import { ChannelSendError, type Channel } from './channel.js';
 export const MAX_BACKOFF_MS = 5 * 60_000;
 /** A post or edit the platform has not answered in this long counts as an outage. */
 export const SEND_TIMEOUT_MS = 30_000;
-const STOP_GRACE_MS = 2_000;
+/** How long stop() lets a post or edit in flight finish and record its result. */
+export const STOP_GRACE_MS = 2_000;
 
 export interface OutboxOptions {
   channel: Channel;
@@ -88,9 +89,10 @@ export class Outbox {
     this.stopped = true;
     this.options.clock.clearTimer(this.timer);
     this.rest();
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.inFlight, new Promise((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
-    clearTimeout(timer);
+    const { clock } = this.options;
+    let timer: unknown;
+    await Promise.race([this.inFlight, new Promise((resolve) => (timer = clock.setTimer(() => resolve(undefined), STOP_GRACE_MS)))]);
+    clock.clearTimer(timer);
     this.abandoned = true;
   }
 
@@ -202,15 +204,17 @@ export class Outbox {
 
   /**
    * A hung platform must not hold the channel's queue: after SEND_TIMEOUT_MS it counts as
-   * down. Real time, not the relay's clock: this is about the network, not about deadlines.
+   * down, and the job is tried again after its back-off (a late answer to the abandoned call
+   * is ignored). On the relay's clock (real time in the relay, which never holds the process
+   * open), so a test moves through the timeout instead of waiting 30 s.
    */
   private timed<T>(work: Promise<T>): Promise<T> {
-    let timer: NodeJS.Timeout | undefined;
+    const { clock } = this.options;
+    let timer: unknown;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new ChannelSendError('unavailable', `no response in ${SEND_TIMEOUT_MS / 1000} s`)), SEND_TIMEOUT_MS);
-      timer.unref();
+      timer = clock.setTimer(() => reject(new ChannelSendError('unavailable', `no response in ${SEND_TIMEOUT_MS / 1000} s`)), SEND_TIMEOUT_MS);
     });
-    return Promise.race([work, timeout]).finally(() => clearTimeout(timer));
+    return Promise.race([work, timeout]).finally(() => clock.clearTimer(timer));
   }
 
   private async failed(job: OutboxJob, err: unknown): Promise<void> {

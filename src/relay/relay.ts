@@ -27,6 +27,8 @@ export interface AnswerOptions {
 }
 
 const MAX_WAIT_MS = 7 * 24 * 3600 * 1000;
+/** How long after a failed expiry (the store did not take the write) it is tried again. */
+export const EXPIRY_RETRY_MS = 1000;
 export const HUMAN_API: AnsweredBy = { kind: 'human', id: 'operator', surface: 'api' };
 
 /** A card asked from a tool call keeps one id, so a re-sent call re-attaches to it. */
@@ -43,13 +45,19 @@ export class Relay {
   private readonly waits: RelayOptions['waits'];
   private readonly deadlines: Deadlines;
   private readonly waiters = new Map<string, Set<(card: Card) => void>>();
+  /** Set by stop(): the store may be closed, so a failed expiry is not tried again. */
+  private stopped = false;
 
   constructor(options: RelayOptions) {
     this.store = options.store;
     this.clock = options.clock ?? systemClock;
     this.events = options.events ?? new RelayEvents();
     this.waits = options.waits;
-    this.deadlines = new Deadlines(this.clock, (ids) => ids.forEach((id) => void this.expire(id).catch(() => {})));
+    // An expiry the store did not take (its file locked by another program, the database
+    // away) is tried again a little later, rather than leaving the card open past its deadline.
+    this.deadlines = new Deadlines(this.clock, (ids) =>
+      ids.forEach((id) => void this.expire(id).catch(() => this.stopped || this.deadlines.add(id, this.clock.now() + EXPIRY_RETRY_MS))),
+    );
   }
 
   /** Recovers after a start: expires what ran out while down and re-arms the rest. */
@@ -67,6 +75,7 @@ export class Relay {
   }
 
   stop(): void {
+    this.stopped = true;
     this.deadlines.clear();
   }
 

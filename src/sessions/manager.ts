@@ -211,14 +211,40 @@ export class SessionManager {
       if (this.live.has(session.id) || this.closing) continue;
       const claim = owners ? await owners.claim(session.id) : { held: true };
       if (!claim.held) continue;
-      await this.resume(session, claim.from);
+      try {
+        await this.resume(session, claim.from);
+      } catch (err) {
+        // One session that cannot be picked up must not keep the relay (or the sessions after it) from starting.
+        if (this.closing) return;
+        await this.drop(session.id);
+        await this.giveUp(session.id, `The session could not be resumed after the restart: ${(err as Error)?.message ?? String(err)}`);
+      }
     }
+  }
+
+  /**
+   * A stored session this relay cannot run (its provider or engine is gone, its resume
+   * failed): failed with the sentence saying why, and its pending cards cancelled, as for a
+   * stopped session, since no runner will ever read their answers.
+   */
+  private async giveUp(id: string, error: string): Promise<void> {
+    await this.serial(id, () => this.update(id, { status: 'failed', error }));
+    for (const card of await this.options.relay.list({ sessionId: id, status: 'pending' })) await this.options.relay.cancel(card.id);
+    await this.options.owners?.release(id);
   }
 
   private async resume(session: Session, from: string | undefined): Promise<void> {
     const factory = this.options.providers[session.provider];
     const fail = (error: string) => this.serial(session.id, () => this.update(session.id, { status: 'failed', error }));
-    if (!factory) return fail(`The provider "${session.provider}" is not available any more.`);
+    if (!factory) {
+      return this.giveUp(session.id, `The provider "${session.provider}" is not available in this relay any more, so the session cannot resume; its pending cards were cancelled.`);
+    }
+    if (!factory.engines.includes(session.engine)) {
+      return this.giveUp(
+        session.id,
+        `The engine "${session.engine}" of ${session.provider} is not available in this relay any more (it has ${factory.engines.join(', ')}), so the session cannot resume; its pending cards were cancelled.`,
+      );
+    }
     if (from && !factory.movable?.includes(session.engine)) {
       await fail(
         `The session ran on node ${from}, which stopped; its ${session.engine} engine keeps its state on that node's disk, so node ${this.options.owners?.node} cannot resume it. Start it again.`,

@@ -34,6 +34,8 @@ export { AuditEntrySchema, AuditEventSchema, hashEntry, type AuditCheck, type Au
 export interface AuditStoreOptions {
   /** The audit key (kept outside the database): with it every entry is an HMAC, see audit-chain.ts. */
   key?: Buffer;
+  /** Told when the entries of a turn could not be written after it (they wait for the next write). */
+  onError?: (err: Error) => void;
 }
 
 export class AuditStore {
@@ -42,6 +44,7 @@ export class AuditStore {
   private queued: AuditRecord[] = [];
   private flushing?: NodeJS.Immediate;
   private readonly key?: AuditKey;
+  private readonly onError: (err: Error) => void;
   /** Set when opening the log recorded a switch to this relay's key: the sentence to tell the operator. */
   readonly keyedNotice?: string;
 
@@ -50,6 +53,7 @@ export class AuditStore {
     options: AuditStoreOptions = {},
   ) {
     this.key = options.key ? auditKey(options.key) : undefined;
+    this.onError = options.onError ?? ((err) => console.error(`askrelay: the audit log could not be written (${err.message}); its entries wait for the next write`));
     db.exec(SCHEMA);
     this.stmt = {
       head: db.prepare('SELECT seq, hash FROM audit_head WHERE one = 1'),
@@ -78,19 +82,29 @@ export class AuditStore {
 
   /** Appends now (after whatever is queued) and returns the entry. */
   append(record: AuditRecord): AuditEntry {
-    return this.write([...this.take(), record]).at(-1)!;
+    return this.write([record]).at(-1)!;
   }
 
-  /** Appends right after this turn of the event loop, together with the rest of the turn's entries. */
+  /**
+   * Appends right after this turn of the event loop, together with the rest of the turn's
+   * entries. A write that fails then (the database locked by another program past the busy
+   * timeout, a full disk) is told to onError, never thrown where nobody catches it; the
+   * entries stay queued, in order, for the next write.
+   */
   enqueue(record: AuditRecord): void {
     this.queued.push(record);
-    this.flushing ??= setImmediate(() => this.flush());
+    this.flushing ??= setImmediate(() => {
+      try {
+        this.flush();
+      } catch (err) {
+        this.onError(err as Error);
+      }
+    });
   }
 
   /** Writes what is queued (reads and close do this first). */
   flush(): void {
-    const records = this.take();
-    if (records.length) this.write(records);
+    this.write([]);
   }
 
   private take(): AuditRecord[] {
@@ -101,9 +115,17 @@ export class AuditStore {
     return records;
   }
 
+  /** Writes what is queued, then `records`; what was queued stays queued when the write fails. */
   private write(records: AuditRecord[]): AuditEntry[] {
-    // IMMEDIATE: the read of the head and the appends are one step, even across processes.
-    return this.appendTx.immediate(records);
+    const queued = this.take();
+    if (!queued.length && !records.length) return [];
+    try {
+      // IMMEDIATE: the read of the head and the appends are one step, even across processes.
+      return this.appendTx.immediate([...queued, ...records]);
+    } catch (err) {
+      this.queued.unshift(...queued);
+      throw err;
+    }
   }
 
   /** Entries after `after` (a sequence number), oldest first. */

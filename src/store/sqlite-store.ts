@@ -9,6 +9,7 @@ import { ChannelStore } from './channel-store.js';
 import { LoginStore } from './login-store.js';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, privateFileIfExists } from './secret-file.js';
 import { SessionStore } from './session-store.js';
+import { openSqlite, refuseUnwritable } from './sqlite-file.js';
 import type { CardClose, CardFilter, CardStore, CloseResult, PendingDeadline } from './store.js';
 
 const SCHEMA = `
@@ -30,11 +31,13 @@ export interface SqliteOptions {
   sync?: 'normal' | 'full';
   /** The audit log's key, kept outside the database (see audit-chain.ts). */
   auditKey?: Buffer;
+  /** How long a write waits for another connection's lock (default BUSY_TIMEOUT_MS, 5 s). */
+  busyTimeoutMs?: number;
 }
 
 export class SqliteStore implements CardStore {
   private readonly db: Database.Database;
-  private readonly stmt;
+  private readonly stmt: ReturnType<SqliteStore['statements']>;
   readonly sessions: SessionStore;
   readonly calls: CallStore;
   readonly audit: AuditStore;
@@ -45,42 +48,51 @@ export class SqliteStore implements CardStore {
   constructor(file: string, options: SqliteOptions = {}) {
     if (file !== ':memory:') {
       mkdirSync(dirname(file), { recursive: true, mode: PRIVATE_FOLDER_MODE });
+      // A file someone made read-only is refused before anything touches it (its mode included).
+      refuseUnwritable(file);
       // The file holds answers, push keys and the audit log: made (or tightened to) 0600
       // before SQLite opens it, whatever the umask. SQLite gives the -wal and -shm it
       // creates the database's mode.
       closeSync(openSync(file, 'a', PRIVATE_FILE_MODE));
       privateFileIfExists(file);
     }
-    this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    // Those an older relay left behind keep the mode they were made with.
-    if (file !== ':memory:') for (const suffix of ['-wal', '-shm']) privateFileIfExists(`${file}${suffix}`);
-    this.db.pragma(`synchronous = ${options.sync === 'full' ? 'FULL' : 'NORMAL'}`);
-    this.db.pragma('busy_timeout = 5000');
-    this.db.exec(SCHEMA);
-    this.stmt = {
-      insert: this.db.prepare(
+    // A damaged or locked file stops here with the sentence saying so (see sqlite-file.ts).
+    const { db, prepared } = openSqlite(file, { sync: options.sync ?? 'normal', busyMs: options.busyTimeoutMs }, (db) => {
+      // Those an older relay left behind keep the mode they were made with.
+      if (file !== ':memory:') for (const suffix of ['-wal', '-shm']) privateFileIfExists(`${file}${suffix}`);
+      db.exec(SCHEMA);
+      return {
+        stmt: this.statements(db),
+        sessions: new SessionStore(db),
+        calls: new CallStore(db),
+        audit: new AuditStore(db, { key: options.auditKey }),
+        push: new PushSubscriptionStore(db),
+        channels: new ChannelStore(db),
+        logins: new LoginStore(db),
+      };
+    });
+    this.db = db;
+    ({ stmt: this.stmt, sessions: this.sessions, calls: this.calls, audit: this.audit, push: this.push, channels: this.channels, logins: this.logins } = prepared);
+  }
+
+  private statements(db: Database.Database) {
+    return {
+      insert: db.prepare(
         `INSERT INTO cards (id, session_id, status, created_at, expires_at, data)
          VALUES (@id, @sessionId, @status, @createdAt, @expiresAt, @data) ON CONFLICT (id) DO NOTHING`,
       ),
-      get: this.db.prepare('SELECT data FROM cards WHERE id = ?').pluck(),
-      key: this.db.prepare('SELECT answer_key FROM cards WHERE id = ?').pluck(),
-      update: this.db.prepare(
+      get: db.prepare('SELECT data FROM cards WHERE id = ?').pluck(),
+      key: db.prepare('SELECT answer_key FROM cards WHERE id = ?').pluck(),
+      update: db.prepare(
         `UPDATE cards SET status = @status, answer_key = @key, data = @data WHERE id = @id AND status = 'pending'`,
       ),
-      expire: this.db.prepare(
+      expire: db.prepare(
         `UPDATE cards SET status = 'expired',
            data = json_set(data, '$.status', 'expired', '$.closedAt', strftime('%Y-%m-%dT%H:%M:%fZ', expires_at / 1000.0, 'unixepoch'))
          WHERE status = 'pending' AND expires_at <= ? RETURNING data`,
       ).pluck(),
-      deadlines: this.db.prepare(`SELECT id, expires_at AS expiresAt FROM cards WHERE status = 'pending'`),
+      deadlines: db.prepare(`SELECT id, expires_at AS expiresAt FROM cards WHERE status = 'pending'`),
     };
-    this.sessions = new SessionStore(this.db);
-    this.calls = new CallStore(this.db);
-    this.audit = new AuditStore(this.db, { key: options.auditKey });
-    this.push = new PushSubscriptionStore(this.db);
-    this.channels = new ChannelStore(this.db);
-    this.logins = new LoginStore(this.db);
   }
 
   insertCard(card: Card): { card: Card; created: boolean } {
@@ -150,7 +162,10 @@ export class SqliteStore implements CardStore {
   }
 
   close(): void {
-    this.audit.flush();
-    this.db.close();
+    try {
+      this.audit.flush();
+    } finally {
+      this.db.close();
+    }
   }
 }

@@ -4,11 +4,13 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { RelayError } from '../../src/errors.js';
-import { cardIdFor, Relay } from '../../src/relay/relay.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { cardIdFor, EXPIRY_RETRY_MS, Relay } from '../../src/relay/relay.js';
+import { SqliteStore, type SqliteOptions } from '../../src/store/sqlite-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { codeOfAsync } from '../support/refusal.js';
+import { lockSqliteFile } from '../support/sqlite-locker.js';
+import { waitUntil } from '../support/wait-until.js';
 
 const HOUR = 3_600_000;
 const question = { questions: [{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite'] }] };
@@ -21,8 +23,8 @@ let clock: FakeClock;
 let store: SqliteStore;
 let relay: Relay;
 
-const open = () => {
-  store = new SqliteStore(join(dir, 'askrelay.sqlite'));
+const open = (options: SqliteOptions = {}) => {
+  store = new SqliteStore(join(dir, 'askrelay.sqlite'), options);
   relay = new Relay({ store: asyncCards(store), clock, waits: { default: 8 * HOUR, extension: 2 * HOUR } });
   return relay.start();
 };
@@ -105,6 +107,33 @@ describe('expiry', () => {
     expect(await relay.get(long.id)).toEqual(long);
     clock.advance(3600_000);
     expect((await relay.get(long.id)).status).toBe('expired');
+  });
+
+  it('an expiry the store does not take (its file locked by another program) is tried again until it does', async () => {
+    relay.stop();
+    store.close();
+    // A short wait for the lock: the relay's 5 s would only make the test slower.
+    await open({ busyTimeoutMs: 50 });
+    const card = await relay.create({ ...question, waitSeconds: 60 });
+    const closed: Card[] = [];
+    relay.events.subscribe((name, data) => void (name === 'card.updated' && closed.push(data as Card)));
+    const lock = await lockSqliteFile(join(dir, 'askrelay.sqlite'));
+    try {
+      clock.advance(60_000);
+      // The timer took the deadline; the failed expiry puts it back, a second later.
+      expect(relay.pendingCount).toBe(0);
+      await waitUntil(() => relay.pendingCount === 1, 'the failed expiry to be armed again');
+      clock.advance(EXPIRY_RETRY_MS);
+      expect(relay.pendingCount).toBe(0);
+      await waitUntil(() => relay.pendingCount === 1, 'the second failed expiry to be armed again');
+      expect(closed).toEqual([]);
+    } finally {
+      await lock.release();
+    }
+    clock.advance(EXPIRY_RETRY_MS);
+    await waitUntil(() => closed[0], 'the card to expire');
+    expect(closed).toEqual([{ ...card, status: 'expired', closedAt: card.expiresAt }]);
+    expect(relay.pendingCount).toBe(0);
   });
 
   it('a read that notices a passed deadline expires the card even before the timer fires', async () => {

@@ -8,6 +8,7 @@ import { asyncAudit, AuditStore, hashEntry, type AsyncAuditStore, type AuditChec
 import { migrate } from '../../src/store/postgres/migrations.js';
 import { PostgresAuditStore } from '../../src/store/postgres/postgres-audit-store.js';
 import { freshDatabase, type FreshDatabase, testPool } from '../support/postgres.js';
+import { lockSqliteFile } from '../support/sqlite-locker.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // The audit log's hash chain, run against both stores: a real SQLite file and a real
@@ -582,5 +583,36 @@ describe('audit store: postgres, what only a networked database needs', () => {
     store.enqueue(record(5));
     expect((await store.list()).map((e) => [e.seq, e.cardId])).toEqual([1, 2, 3, 5].map((n, i) => [i + 1, record(n).cardId]));
     expect(await store.verify()).toEqual({ ok: true, entries: 4, problems: [] });
+  });
+});
+
+describe('audit store: sqlite, its file locked by another program', () => {
+  it('a write that fails loses no enqueued entry: they wait, in order, for the next write; a failed append is told', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askrelay-audit-locked-'));
+    const file = join(dir, 'askrelay.sqlite');
+    const db = connect(file);
+    // A short wait for the lock: the failure, not the relay's 5 s, is what is tested here.
+    db.pragma('busy_timeout = 50');
+    try {
+      const errors: Error[] = [];
+      const store = new AuditStore(db, { onError: (err) => errors.push(err) });
+      store.append(record(1));
+      const lock = await lockSqliteFile(file);
+      try {
+        store.enqueue(record(2));
+        store.enqueue(record(3));
+        await waitUntil(() => errors.length > 0, 'the write after the turn to fail');
+        expect(errors.map((e) => e.message)).toEqual(['database is locked']);
+        expect(() => store.append(record(4))).toThrow('database is locked');
+      } finally {
+        await lock.release();
+      }
+      store.enqueue(record(5));
+      expect(store.list().map((e) => [e.seq, e.cardId])).toEqual([1, 2, 3, 5].map((n, i) => [i + 1, record(n).cardId]));
+      expect(store.verify()).toEqual({ ok: true, entries: 4, problems: [] });
+    } finally {
+      db.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
