@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import { diesWithTest } from '../support/child-guard.js';
+import { serveOnce } from '../support/cli.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // `askrelay serve` as a child process on its own temporary data folder: what it refuses to
@@ -15,36 +16,8 @@ const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'askrelay-cli-serve-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 
-interface Served {
-  /** The exit code when serve stopped on its own (a refusal), null when it was running and was stopped. */
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/**
- * Runs `askrelay serve --port 0` and settles once it exits on its own or prints its last
- * start-up line; a running relay is then stopped (SIGTERM) and its output returned.
- */
-function serve(data: string, env: Record<string, string> = {}): Promise<Served> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
-  const child = spawn(process.execPath, [BIN, 'serve', '--port', '0', '--data', data], { cwd: scratch, env: { ...clean, ...env } });
-  let stdout = '';
-  let stderr = '';
-  let running = false;
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      if (!running && stdout.includes('press Ctrl+C to stop')) {
-        running = true;
-        child.kill('SIGTERM');
-      }
-    });
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: running ? null : code, stdout, stderr }));
-  });
-}
+/** Runs `askrelay serve` until it refuses or has started (then stops it). */
+const serve = (data: string, env: Record<string, string> = {}) => serveOnce(data, { cwd: scratch, env });
 
 /** Starts `askrelay serve` and leaves it running once it printed its last start-up line. */
 async function running(data: string): Promise<{ child: ChildProcess; exited: Promise<unknown>; stdout: () => string }> {

@@ -1,14 +1,12 @@
-import { spawn } from 'node:child_process';
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { DB_FILE } from '../../src/start.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { diesWithTest } from '../support/child-guard.js';
+import { serveOnce } from '../support/cli.js';
 import { lockSqliteFile } from '../support/sqlite-locker.js';
 
 // `askrelay serve` on a data folder whose SQLite file it cannot use: garbage bytes, a
@@ -22,7 +20,6 @@ import { lockSqliteFile } from '../support/sqlite-locker.js';
 // folder and the 0400 file: the way a relay runs as a service user whose file was made
 // read-only. Run as anyone else, it runs as that user on a file of their own.
 
-const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
 const scratch = mkdtempSync(join(tmpdir(), 'askrelay-sqlite-file-'));
 // Reachable by the user the relay may run as (nobody, below), though not listable.
 chmodSync(scratch, 0o711);
@@ -31,38 +28,8 @@ afterAll(() => rmSync(scratch, { recursive: true, force: true }));
 const AS_ROOT = process.getuid?.() === 0;
 const NOBODY = 65534;
 
-interface Served {
-  /** The exit code when serve stopped on its own, null when it was running (and was then stopped). */
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs `askrelay serve --port 0`; settles once it exits on its own, or prints its last start-up line (then it is stopped). */
-function serve(data: string, as?: number): Promise<Served> {
-  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
-  const [command, args] = diesWithTest(process.execPath, [BIN, 'serve', '--port', '0', '--data', data]);
-  const child = spawn(command, args, {
-    cwd: scratch,
-    env: { ...clean, ASKRELAY_TOKEN: 'sqlite-file-token-0123456789' },
-    ...(as !== undefined ? { uid: as, gid: as } : {}),
-  });
-  let stdout = '';
-  let stderr = '';
-  let running = false;
-  return new Promise((resolve, reject) => {
-    child.stdout.on('data', (d) => {
-      stdout += d;
-      if (!running && stdout.includes('press Ctrl+C to stop')) {
-        running = true;
-        child.kill('SIGTERM');
-      }
-    });
-    child.stderr.on('data', (d) => (stderr += d));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code: running ? null : code, stdout, stderr }));
-  });
-}
+/** Runs `askrelay serve` until it refuses or has started (then stops it). */
+const serve = (data: string, as?: number) => serveOnce(data, { cwd: scratch, env: { ASKRELAY_TOKEN: 'sqlite-file-token-0123456789' }, as });
 
 let n = 0;
 /** A fresh data folder (0700), as `askrelay serve` makes it. */
