@@ -2,8 +2,7 @@ import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { BOARD_CARDS } from '../support/board-cards.js';
-import { FakeClock } from '../support/fake-clock.js';
-import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { collectPageErrors, launchChromium } from './chromium.js';
 
 // The web page against a real relay in a real browser: cards arrive over SSE, every
@@ -288,8 +287,7 @@ describe('web page', () => {
 
   it('counts down and turns a card to Expired when its wait runs out', async () => {
     // The relay's clock and the page's move only when the test says, together.
-    const clock = new FakeClock(Date.now());
-    const own = await startTestRelay({}, undefined, '0', { clock });
+    const { relay: own, clock } = await startRelayWithClock();
     const ownContext = await browser.newContext({ viewport: { width: 900, height: 1100 } });
     try {
       const p = await ownContext.newPage();

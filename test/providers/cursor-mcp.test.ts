@@ -3,7 +3,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { readGolden } from '../support/golden.js';
 import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -32,11 +32,10 @@ afterEach(async () => {
 afterAll(() => relay.stop());
 
 /** A relay of its own whose time moves only when the test says (its MCP calls' progress and grace too). */
-async function relayWithClock(env: Record<string, string> = { ASKRELAY_WAIT: '90m' }): Promise<{ relay: TestRelay; clock: FakeClock }> {
-  const clock = new FakeClock(Date.now());
-  const own = await startTestRelay(env, undefined, '0', { clock });
-  timed.push(own);
-  return { relay: own, clock };
+async function relayWithClock(): Promise<{ relay: TestRelay; clock: FakeClock }> {
+  const own = await startRelayWithClock({ ASKRELAY_WAIT: '90m' });
+  timed.push(own.relay);
+  return own;
 }
 
 /**

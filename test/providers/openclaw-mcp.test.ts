@@ -18,7 +18,7 @@ import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncSessions } from '../../src/store/session-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { readGolden } from '../support/golden.js';
 import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
 import { waitUntil } from '../support/wait-until.js';
@@ -47,10 +47,9 @@ afterAll(() => relay.stop());
 
 /** A relay of its own whose time moves only when the test says. */
 async function relayWithClock(): Promise<{ relay: TestRelay; clock: FakeClock }> {
-  const clock = new FakeClock(Date.now());
-  const own = await startTestRelay({ ASKRELAY_WAIT: '90m' }, undefined, '0', { clock });
-  timed.push(own);
-  return { relay: own, clock };
+  const own = await startRelayWithClock({ ASKRELAY_WAIT: '90m' });
+  timed.push(own.relay);
+  return own;
 }
 
 async function connect(url: string = relay.url, token: string | undefined = relay.token) {
