@@ -1,7 +1,7 @@
-// Screenshots of the Sessions view for a person to look at (docs, reviews): `npm run screenshots
-// [folder]`, test-artifacts/ by default. Not a test: nothing compares them, and Chromium's font
-// rendering differs between machines. What they show is asserted through the DOM in
-// test/browser/sessions.test.ts.
+// Screenshots of the Sessions view and of the board of cards for a person to look at (docs,
+// reviews): `npm run screenshots [folder]`, test-artifacts/ by default. Not a test: nothing
+// compares them, and Chromium's font rendering differs between machines. What they show is
+// asserted through the DOM in test/browser/sessions.test.ts and test/browser/web-page.test.ts.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Page } from 'playwright-core';
@@ -9,6 +9,7 @@ import type { Card } from '../src/cards/model.js';
 import type { Session } from '../src/sessions/model.js';
 import { collectPageErrors, launchChromium } from '../test/browser/chromium.js';
 import { lastToolResult, lastUserText, startAnthropicServer, type MessagesRequest, type ScriptedReply } from '../test/fakes/anthropic-server.js';
+import { BOARD_CARDS } from '../test/support/board-cards.js';
 import { startTestRelay } from '../test/support/running-relay.js';
 import { waitUntil } from '../test/support/wait-until.js';
 
@@ -107,8 +108,28 @@ try {
   await page.getByTestId('new-session-form').waitFor(WAIT);
   await settle(page);
   await shot(page, 'sessions-new');
+  await page.getByTestId('new-session-cancel').click();
+
+  // The board with several kinds of card (docs/images/web-page.png is the first of these).
+  const made: Card[] = [];
+  for (const input of Object.values(BOARD_CARDS)) made.push((await (await relay.api('/api/cards', { method: 'POST', json: input })).json()) as Card);
+  await page.getByTestId('tab-cards').click();
+  await page.waitForFunction((n) => document.querySelectorAll('[data-testid="card"][data-status="pending"]').length === n, made.length, WAIT);
+  const several = page.locator(`[data-testid="card"][data-card-id="${made[2].id}"]`);
+  await several.getByText('Select several').click();
+  await several.locator('[data-testid="option"][data-label="Error logs"]').click();
+  await page.evaluate(() => window.scrollTo(0, 0));
+  await settle(page);
+  await shot(page, 'web-page');
+  await page.emulateMedia({ colorScheme: 'dark' });
+  await page.waitForTimeout(300); // colour transitions are not Web Animations
+  await shot(page, 'web-page-dark');
+  await page.emulateMedia({ colorScheme: 'light' });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.waitForTimeout(300);
+  await shot(page, 'web-page-phone');
   if (errors.length) throw new Error(`the page reported errors:\n${errors.join('\n')}`);
-  console.log(`10 screenshots in ${out}/`);
+  console.log(`13 screenshots in ${out}/`);
 } finally {
   await browser.close();
   await relay.stop();

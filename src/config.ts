@@ -1,5 +1,6 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { clockAhead, type Clock } from './relay/clock.js';
 
 // Configuration from flags and environment, with defaults that serve a newcomer.
 
@@ -44,6 +45,11 @@ export interface ServeConfig {
   maxConnections: number;
   /** The environment providers read their endpoints and keys from. */
   env: NodeJS.ProcessEnv;
+  /**
+   * Where deadlines, MCP progress and grace, and session timestamps take the time from: the
+   * system's by default; tests pass a hand-moved one, or ASKRELAY_TEST_CLOCK_OFFSET sets it ahead.
+   */
+  clock?: Clock;
 }
 
 export interface ServeFlags {
@@ -75,6 +81,7 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     stuckAfterMs: namedDuration('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
     maxConnections: wholeNumber('ASKRELAY_MAX_CONNECTIONS', env.ASKRELAY_MAX_CONNECTIONS ?? String(DEFAULT_MAX_CONNECTIONS)),
     env: flags.approveTools ? { ...env, ASKRELAY_APPROVE_TOOLS: '1' } : env,
+    ...(env.ASKRELAY_TEST_CLOCK_OFFSET ? { clock: clockAhead(namedDuration('ASKRELAY_TEST_CLOCK_OFFSET', env.ASKRELAY_TEST_CLOCK_OFFSET)) } : {}),
   };
 }
 

@@ -99,7 +99,8 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[])
   const cluster = await store.joinCluster(node, config.leaseMs);
   // Other nodes alive now may have MCP calls waiting: theirs are not this node's to cancel.
   const alone = (await cluster.nodes()).every((n) => n.id === node);
-  const relay = new Relay({ store: store.cards, waits: { default: config.waitMs, extension: config.waitExtensionMs } });
+  const { clock } = config;
+  const relay = new Relay({ store: store.cards, waits: { default: config.waitMs, extension: config.waitExtensionMs }, ...(clock ? { clock } : {}) });
   const nodes = await wireNodes(cluster, relay, (line) => console.warn(`askrelay: ${line}`));
   const load = newNodeLoad();
   // Listening before start: cards that expired while the relay was down close their
@@ -114,6 +115,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[])
     store: store.channels,
     queued: nodes.queued,
     // Asked only once the relay listens (delivery starts at channels.start()).
+    ...(clock ? { clock } : {}),
     context: { publicUrl: () => channelConfig.publicUrl ?? sessions.relayUrl ?? '', secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
   });
   channels.listen();
@@ -132,6 +134,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[])
     // the database keeps only their hashes.
     agentKey: createHash('sha256').update(`askrelay agents\0${token}`).digest(),
     owners: nodes.owners,
+    ...(clock ? { clock } : {}),
   });
   await sessions.recover();
   const app = createApp({

@@ -9,7 +9,9 @@ import type { Card, CardInput } from '../src/cards/model.js';
 // The real `askrelay serve` process is killed with SIGKILL (no shutdown code runs) and
 // started again on the same data folder: every card comes back as it was, deadlines that
 // passed while it was down are expired, answers given before the kill are still there,
-// and an `askrelay ask` that was waiting across the crash gets its answer.
+// and an `askrelay ask` that was waiting across the crash gets its answer. The restarted relay's
+// clock reads two minutes ahead (ASKRELAY_TEST_CLOCK_OFFSET), so a one-minute card's deadline
+// passes while the relay is down without the test waiting for it.
 
 const BIN = fileURLToPath(new URL('../bin/askrelay.js', import.meta.url));
 const TOKEN = 'crash-token-0123456789abcdef';
@@ -34,9 +36,9 @@ function spawnCli(args: string[], env: Record<string, string>) {
 }
 
 /** Starts `askrelay serve` and resolves once it printed its URL and its data line. */
-async function serve(port: number | '0') {
-  const server = spawnCli(['serve', '--port', String(port), '--data', data], { ASKRELAY_TOKEN: TOKEN, ASKRELAY_WAIT: '1h' });
-  for (let i = 0; i < 600; i++) {
+async function serve(port: number | '0', env: Record<string, string> = {}) {
+  const server = spawnCli(['serve', '--port', String(port), '--data', data], { ASKRELAY_TOKEN: TOKEN, ASKRELAY_WAIT: '1h', ...env });
+  for (let i = 0; i < 1200; i++) {
     const { stdout } = server.output();
     const url = /askrelay is running: (http:\/\/\S+)/.exec(stdout)?.[1];
     const dataLine = /^Data: .*$/m.exec(stdout)?.[0];
@@ -93,24 +95,21 @@ describe('a relay killed with SIGKILL', { timeout: 60_000 }, () => {
     // A script waiting on a card of its own, through the real CLI.
     const asking = spawnCli(['ask', 'Across the crash?', '-c', 'Alpha', '-c', 'Beta'], { ASKRELAY_URL: base, ASKRELAY_TOKEN: TOKEN });
     let askCard: Card | undefined;
-    for (let i = 0; i < 400 && !askCard; i++) {
+    for (let i = 0; i < 1200 && !askCard; i++) {
       const { cards } = (await (await api(base, '/api/cards?status=pending')).json()) as { cards: Card[] };
       askCard = cards.find((c) => c.questions[0].text === 'Across the crash?');
       if (!askCard) await new Promise((r) => setTimeout(r, 25));
     }
     expect(askCard).toBeDefined();
 
-    // Last, so its deadline passes while the relay is down.
-    const short = await create(base, { questions: [{ text: 'Quick?', options: ['Yes', 'No'] }], waitSeconds: 1.5 });
+    // Its deadline passes while the relay is down: the restarted relay's clock is two minutes on.
+    const short = await create(base, { questions: [{ text: 'Quick?', options: ['Yes', 'No'] }], waitSeconds: 60 });
     expect((await get(base, short.id)).status).toBe('pending');
 
     first.child.kill('SIGKILL');
     expect((await first.exited).signal).toBe('SIGKILL');
 
-    const overdueIn = Date.parse(short.expiresAt) + 50 - Date.now();
-    if (overdueIn > 0) await new Promise((r) => setTimeout(r, overdueIn));
-
-    const second = await serve(Number(new URL(base).port));
+    const second = await serve(Number(new URL(base).port), { ASKRELAY_TEST_CLOCK_OFFSET: '2m' });
     expect(second.url).toBe(base);
     expect(second.dataLine).toContain('(4 pending cards, 1 expired while stopped)');
 

@@ -95,7 +95,7 @@ export function askDialect<Result, Failure>(
 /** Who is waiting on which card, so a re-sent call keeps the card alive through the grace. */
 export class CallWaits<Result, Failure> {
   private readonly waiting = new Map<string, number>();
-  private readonly graceTimers = new Set<NodeJS.Timeout>();
+  private readonly graceTimers = new Set<unknown>();
   /**
    * Calls with the same arguments find-or-open their card one at a time: reads are
    * asynchronous now, and two identical calls must not both take over one card.
@@ -205,29 +205,35 @@ export class CallWaits<Result, Failure> {
 
   /** Ends the grace timers (the relay is shutting down). */
   close(): void {
-    this.graceTimers.forEach((timer) => clearTimeout(timer));
+    this.graceTimers.forEach((timer) => this.relay.clock.clearTimer(timer));
     this.graceTimers.clear();
   }
 
+  // Both timers run on the relay's clock, so that tests move them by hand.
   private startProgress(call: ToolCall, cardId: string): () => void {
     if (call.progressToken === undefined) return () => {};
+    const { clock } = this.relay;
     let n = 0;
-    const timer = setInterval(() => {
+    let stopped = false;
+    const beat = () => {
       n += 1;
       call.progress(n, `Waiting for the user's answer (card ${cardId}).`).catch(() => {});
-    }, this.timing.progressIntervalMs);
-    timer.unref();
-    return () => clearInterval(timer);
+      if (!stopped) timer = clock.setTimer(beat, this.timing.progressIntervalMs);
+    };
+    let timer = clock.setTimer(beat, this.timing.progressIntervalMs);
+    return () => {
+      stopped = true;
+      clock.clearTimer(timer);
+    };
   }
 
   private cancelLater(cardId: string): void {
-    const timer = setTimeout(() => {
+    const timer = this.relay.clock.setTimer(() => {
       this.graceTimers.delete(timer);
       if (this.waiting.has(cardId)) return;
       // The store may be closed already (shutdown); the card then waits for its deadline.
       this.relay.cancel(cardId).catch(() => {});
     }, this.timing.reattachGraceMs);
-    timer.unref();
     this.graceTimers.add(timer);
   }
 }

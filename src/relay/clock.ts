@@ -17,3 +17,12 @@ export const systemClock: Clock = {
   },
   clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
+
+/**
+ * The system clock read `ms` ahead (ASKRELAY_TEST_CLOCK_OFFSET): a test that restarts a real
+ * `askrelay serve` sees deadlines pass while it was down without waiting for them. Timers keep
+ * their lengths.
+ */
+export function clockAhead(ms: number): Clock {
+  return { ...systemClock, now: () => Date.now() + ms };
+}

@@ -41,7 +41,8 @@ export function cardIdFor(sessionId: string | null | undefined, toolCallId?: str
 export class Relay {
   readonly events: RelayEvents;
   private readonly store: AsyncCardStore;
-  private readonly clock: Clock;
+  /** The relay's clock (a fake one in tests); the MCP calls' progress and grace timers run on it too. */
+  readonly clock: Clock;
   private readonly waits: RelayOptions['waits'];
   private readonly deadlines: Deadlines;
   private readonly waiters = new Map<string, Set<(card: Card) => void>>();

@@ -120,13 +120,16 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
   const idleMs = options.sessionIdleMs ?? DEFAULT_IDLE_MS;
   const sessions = new Map<string, McpSession>();
 
-  const sweep = setInterval(() => {
-    const now = Date.now();
+  // On the relay's clock, so that tests move it by hand; the sweep runs as long as the process.
+  const { clock } = relay;
+  const sweep = () => {
+    const now = clock.now();
     for (const session of sessions.values()) {
       if (session.active === 0 && now - session.lastSeen > idleMs) void session.server.close();
     }
-  }, Math.min(idleMs, 10 * 60 * 1000));
-  sweep.unref();
+    clock.setTimer(sweep, Math.min(idleMs, 10 * 60 * 1000));
+  };
+  clock.setTimer(sweep, Math.min(idleMs, 10 * 60 * 1000));
 
   async function openSession(caller: Principal): Promise<McpSession> {
     const server = new Server({ name: 'askrelay', version: VERSION }, { capabilities: { tools: {} } });
@@ -140,7 +143,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
           sessions.set(id, session);
         },
       }),
-      lastSeen: Date.now(),
+      lastSeen: clock.now(),
       active: 0,
       closed: false,
       requests: new Map(),
@@ -205,7 +208,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
       } finally {
         if (options.load) options.load.mcpCalls -= 1;
         session.active -= 1;
-        session.lastSeen = Date.now();
+        session.lastSeen = clock.now();
         session.requests.delete(key);
       }
     });
@@ -242,7 +245,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
       // Only an initialize request may come without a session; the transport refuses the rest.
       session = await openSession(caller);
     }
-    session.lastSeen = Date.now();
+    session.lastSeen = clock.now();
 
     const messages = parsedBody === undefined ? [] : Array.isArray(parsedBody) ? parsedBody : [parsedBody];
     // A GET stream, and a POST carrying a tools/call (answered as a stream that stays open

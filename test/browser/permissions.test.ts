@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import type { Browser, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
@@ -93,6 +92,18 @@ async function expectSetting(id: string, on: boolean, selector: string) {
   );
 }
 
+/** `inner` is shown, with a size, and lies wholly within `outer` (nothing cut off or spilling over). */
+async function expectInside(inner: Locator, outer: Locator) {
+  expect(await inner.isVisible()).toBe(true);
+  const [a, b] = [(await inner.boundingBox())!, (await outer.boundingBox())!];
+  expect(a.width).toBeGreaterThan(0);
+  expect(a.height).toBeGreaterThan(0);
+  expect(a.x).toBeGreaterThanOrEqual(b.x);
+  expect(a.y).toBeGreaterThanOrEqual(b.y);
+  expect(a.x + a.width).toBeLessThanOrEqual(b.x + b.width);
+  expect(a.y + a.height).toBeLessThanOrEqual(b.y + b.height);
+}
+
 let asker: Session; // its card is answered by another agent
 let helper: Session; // the other agent
 
@@ -132,8 +143,8 @@ describe('who may answer, on the web page', () => {
     await viewSwitch().press('Space'); // a switch works from the keyboard, and keeps the focus
     await expectSetting(asker.id, true, VIEW_SWITCH);
     expect(await page.evaluate((sel) => document.activeElement === document.querySelector(sel), VIEW_SWITCH)).toBe(true);
-    mkdirSync('test-artifacts', { recursive: true });
-    await page.screenshot({ path: 'test-artifacts/permissions-session.png' });
+    // The switch and what it says sit in the open session's header, on screen.
+    await expectInside(page.locator(VIEW_SWITCH).locator('xpath=ancestor::label[1]'), page.locator('[data-testid="session-detail"] .session-head'));
 
     // Each change is in the audit log: the human, on the page.
     const changes = (await audit()).filter((e) => e.event === 'session.permission' && e.sessionId === asker.id);
@@ -146,7 +157,9 @@ describe('who may answer, on the web page', () => {
     // The list follows (it is re-rendered from the session.updated event).
     await page.getByTestId('back-to-sessions').click();
     expect(await rowSwitch(asker.id).isChecked()).toBe(true);
-    await page.screenshot({ path: 'test-artifacts/permissions-sessions.png', fullPage: true });
+    // Each row shows its switch with its words, inside the row, and the list fits the page.
+    for (const s of [asker, helper]) await expectInside(page.locator(ROW_SWITCH(s.id)).locator('xpath=ancestor::label[1]'), row(s.id));
+    expect(await page.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
   });
 
   it('a change made elsewhere (the API) shows at once', async () => {
@@ -164,7 +177,7 @@ describe('who may answer, on the web page', () => {
     await page.getByTestId('session-prompt').fill('A session other agents may help.');
     await page.getByTestId('new-session-form').getByText('Other agents may answer its questions').click(); // the label checks its box
     expect(await page.getByTestId('session-agents-may-answer').isChecked()).toBe(true);
-    await page.getByTestId('new-session-form').screenshot({ path: 'test-artifacts/permissions-new-session.png' });
+    await expectInside(page.getByTestId('new-session-form').getByText('Other agents may answer its questions'), page.getByTestId('new-session-form'));
     await page.getByTestId('start-session').click();
     await viewSwitch().waitFor(WAIT);
     const id = (await page.locator('[data-testid="session-detail"] .session-view').getAttribute('data-session-id'))!;
@@ -235,7 +248,7 @@ describe('who may answer, on the web page', () => {
       [agentCard, cardOn(forHuman.id)].map((c) => c.getByTestId('card-status').evaluate((el) => getComputedStyle(el).backgroundColor)),
     );
     expect(colors[0]).not.toBe(colors[1]); // told apart at a glance, not only by the badge
-    await page.screenshot({ path: 'test-artifacts/permissions-answered-by-agent.png', fullPage: true });
+    await expectInside(badge, agentCard);
 
     // The badge leads to the agent's session.
     await badge.click();

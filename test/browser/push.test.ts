@@ -1,4 +1,3 @@
-import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
@@ -263,9 +262,18 @@ describe('Enable notifications', () => {
     await toggle.click();
     expect(await pushMessage(page, 'ok')).toMatch(/^Notifications are on\./);
     expect(await toggle.textContent()).toBe('Disable notifications');
-    mkdirSync('test-artifacts', { recursive: true });
-    await page.screenshot({ path: 'test-artifacts/push-enabled.png' });
     expect(await toggle.getAttribute('data-state')).toBe('on');
+    // The switch and its message are on screen at the top, neither covering the other.
+    const [toggleBox, messageBox] = [(await toggle.boundingBox())!, (await page.getByTestId('push-message').boundingBox())!];
+    for (const box of [toggleBox, messageBox]) {
+      expect(box.width).toBeGreaterThan(0);
+      expect(box.x).toBeGreaterThanOrEqual(0);
+      expect(box.x + box.width).toBeLessThanOrEqual(page.viewportSize()!.width);
+      expect(box.y).toBeGreaterThanOrEqual(0);
+      expect(box.y + box.height).toBeLessThanOrEqual(page.viewportSize()!.height);
+    }
+    const overlap = toggleBox.x < messageBox.x + messageBox.width && messageBox.x < toggleBox.x + toggleBox.width && toggleBox.y < messageBox.y + messageBox.height && messageBox.y < toggleBox.y + toggleBox.height;
+    expect(overlap).toBe(false);
 
     // pushManager.subscribe() got userVisibleOnly and the relay's VAPID key as bytes.
     const calls = await page.evaluate(() => (window as unknown as { pushCalls: { userVisibleOnly: boolean; key: string }[] }).pushCalls);

@@ -471,12 +471,14 @@ describe('sessions on the web page', () => {
     const watcher = await secondTab(`#sessions/${id}`);
     await view(watcher, 'idle').waitFor(WAIT);
     await page.bringToFront();
+    const stops: string[] = [];
+    page.on('request', (req) => req.method() === 'DELETE' && stops.push(req.url()));
 
-    // Dismissed: nothing happens.
-    page.once('dialog', (dialog) => void dialog.dismiss());
+    // Dismissed: nothing is sent (counted below, once the accepted stop has gone out after it).
+    const dismissed = new Promise<void>((resolve) => page.once('dialog', (dialog) => void dialog.dismiss().then(resolve)));
     await page.getByTestId('stop-session').click();
-    await page.waitForTimeout(100);
-    expect((await apiSession(id)).status).toBe('idle');
+    await dismissed;
+    expect(await page.getByTestId('stop-session').isVisible()).toBe(true);
 
     page.once('dialog', (dialog) => {
       expect(dialog.message()).toMatch(/Stop this session\?/);
@@ -484,6 +486,7 @@ describe('sessions on the web page', () => {
     });
     await page.getByTestId('stop-session').click();
     await view(page, 'stopped').waitFor(WAIT);
+    expect(stops).toEqual([new URL(`/api/sessions/${id}`, relay.url).href]); // only the accepted one
     expect((await apiSession(id)).status).toBe('stopped');
     expect(await page.getByTestId('stop-session').isHidden()).toBe(true);
     expect(await page.getByTestId('message-input').isDisabled()).toBe(true);

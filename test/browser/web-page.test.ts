@@ -1,12 +1,13 @@
-import { mkdirSync } from 'node:fs';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
-import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { BOARD_CARDS } from '../support/board-cards.js';
+import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { collectPageErrors, launchChromium } from './chromium.js';
 
 // The web page against a real relay in a real browser: cards arrive over SSE, every
-// answer made on the page is checked through the API.
+// answer made on the page is checked through the API. What the page looks like is asserted
+// through the DOM; the pictures are taken by scripts/screenshots.ts (npm run screenshots).
 
 const WAIT = { timeout: 5000 };
 
@@ -53,6 +54,35 @@ async function expectAnswered(id: string, answer: Card['answer']) {
   const card = await getCard(id);
   expect(card.status).toBe('answered');
   expect(card.answer).toEqual(answer);
+}
+
+/** The four cards of the layout test (the ones scripts/screenshots.ts pictures), made in order. */
+async function createSeveralCards() {
+  const made: Partial<Record<keyof typeof BOARD_CARDS, Card>> = {};
+  for (const [name, input] of Object.entries(BOARD_CARDS)) made[name as keyof typeof BOARD_CARDS] = await createCard(input);
+  return made as Record<keyof typeof BOARD_CARDS, Card>;
+}
+
+/** Sum of an rgb()/rgba() colour's channels: 0 is black, 765 white. */
+const brightness = (rgb: string) => rgb.match(/\d+/g)!.slice(0, 3).reduce((sum, n) => sum + Number(n), 0);
+
+const boxesOf = (els: Element[]) =>
+  els.map((el) => {
+    const r = el.getBoundingClientRect();
+    return { top: r.top + window.scrollY, bottom: r.bottom + window.scrollY, left: r.left, right: r.right, width: r.width };
+  });
+
+/** The pending cards lie one under another inside the page's width, and the page does not scroll sideways. */
+async function expectStacked(p: Page, width: number) {
+  expect(await p.evaluate(() => document.documentElement.scrollWidth <= document.documentElement.clientWidth)).toBe(true);
+  const boxes = await p.locator('[data-testid="card"][data-status="pending"]').evaluateAll(boxesOf);
+  expect(boxes).toHaveLength(4);
+  for (const [i, box] of boxes.entries()) {
+    expect(box.left).toBeGreaterThanOrEqual(0);
+    expect(box.right).toBeLessThanOrEqual(width);
+    expect(box.width).toBeGreaterThan(width / 2);
+    if (i > 0) expect(box.top).toBeGreaterThanOrEqual(boxes[i - 1].bottom);
+  }
 }
 
 describe('web page', () => {
@@ -256,13 +286,44 @@ describe('web page', () => {
   });
 
   it('counts down and turns a card to Expired when its wait runs out', async () => {
-    const created = await createCard({ waitSeconds: 1, questions: [{ text: 'Quick one?', options: ['Yes', 'No'] }] });
-    const card = cardOn(created.id);
-    await card.waitFor(WAIT);
-    expect(await card.getByTestId('countdown').textContent()).toMatch(/^(0s|1s) left$|Expiring/);
-    expect(await statusOf(card, 'expired')).toMatch(/^Expired/);
-    expect(await option(card, 'Yes').isDisabled()).toBe(true);
-    expect((await getCard(created.id)).status).toBe('expired');
+    // The relay's clock and the page's move only when the test says, together.
+    const { relay: own, clock } = await startRelayWithClock();
+    const ownContext = await browser.newContext({ viewport: { width: 900, height: 1100 } });
+    try {
+      const p = await ownContext.newPage();
+      collectPageErrors(p, pageErrors);
+      await p.clock.setFixedTime(clock.now());
+      await p.goto(own.url);
+      await p.getByTestId('token-input').fill(own.token);
+      await p.getByTestId('token-input').press('Enter');
+      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+
+      const res = await own.api('/api/cards', { method: 'POST', json: { waitSeconds: 90, questions: [{ text: 'Quick one?', options: ['Yes', 'No'] }] } });
+      expect(res.status).toBe(201);
+      const created = (await res.json()) as Card;
+      const card = p.locator(`[data-testid="card"][data-card-id="${created.id}"]`);
+      await card.waitFor(WAIT);
+      const countdown = card.getByTestId('countdown');
+      expect(await countdown.textContent()).toBe('1m 30s left');
+      expect(await countdown.getAttribute('class')).not.toMatch(/\bsoon\b/);
+
+      // A minute on, the page's next tick shows half a minute left, marked as soon.
+      await p.clock.setFixedTime(clock.now() + 60_000);
+      await p.waitForFunction((id) => document.querySelector(`[data-card-id="${id}"] [data-testid="countdown"]`)?.textContent === '30s left', created.id, WAIT);
+      expect(await countdown.getAttribute('class')).toMatch(/\bsoon\b/);
+      expect(await card.getAttribute('data-status')).toBe('pending');
+
+      // The wait runs out on the relay: it closes the card and the page shows it.
+      await p.clock.setFixedTime(clock.now() + 90_000);
+      clock.advance(90_000);
+      await p.waitForSelector(`[data-testid="card"][data-card-id="${created.id}"][data-status="expired"]`, WAIT);
+      expect(await card.getByTestId('card-status').textContent()).toMatch(/^Expired/);
+      expect(await card.locator('[data-testid="option"][data-label="Yes"]').isDisabled()).toBe(true);
+      expect((await (await own.api(`/api/cards/${created.id}`)).json()).status).toBe('expired');
+    } finally {
+      await ownContext.close();
+      await own.stop();
+    }
   });
 
   it('shows at once when a card is answered or cancelled elsewhere', async () => {
@@ -303,62 +364,55 @@ describe('web page', () => {
     expect(await statusOf(cardOn(second.id), 'answered')).toBe('Answered: Yes');
   });
 
-  it('looks right with several cards (screenshot)', async () => {
-    mkdirSync('test-artifacts', { recursive: true });
+  it('lays out several cards at desktop and phone widths, light and dark', async () => {
     // A fresh load shows only what is pending (and proves the list loads on start).
     await page.reload();
     await page.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
     expect(await page.locator('[data-testid="card"]').count()).toBe(0);
     expect(await page.getByTestId('empty').isVisible()).toBe(true);
-    await createCard({
-      title: 'Pick the storage for the new service',
-      questions: [
-        {
-          header: 'Database',
-          text: 'Which database should the orders service use?',
-          options: [
-            { label: 'PostgreSQL (Recommended)', description: 'Same as the other services; backups already set up' },
-            { label: 'SQLite', description: 'One file, no server to run' },
-            { label: 'DynamoDB', description: 'Managed, but new to the team' },
-          ],
-        },
-      ],
-    });
-    await createCard({
-      title: 'Release checklist',
-      questions: [
-        { header: 'Checks', text: 'Which checks should run before the release?', multiSelect: true, options: ['Unit tests', 'End-to-end tests', 'Load test'] },
-        { header: 'Channel', text: 'Which channel?', options: ['Stable', 'Beta'] },
-        { header: 'Notes', text: 'Anything for the notes?' },
-      ],
-    });
-    const multi = await createCard({ selectSeveral: true, questions: [{ text: 'Which logs should be kept?', options: ['Access logs', 'Error logs', 'Debug logs'] }] });
-    await createCard({
-      layout: 'form',
-      title: 'New project',
-      questions: [
-        { id: 'name', text: 'Project name', field: { type: 'string' } },
-        { id: 'replicas', text: 'Replicas', field: { type: 'number' } },
-        { id: 'public', text: 'Public repository?', field: { type: 'boolean' } },
-        { id: 'region', text: 'Region', options: ['eu-west', 'us-east'] },
-      ],
-    });
+    const cards = await createSeveralCards();
     await page.waitForFunction(() => document.querySelectorAll('[data-testid="card"][data-status="pending"]').length === 4, null, WAIT);
-    await cardOn(multi.id).getByText('Select several').click();
-    await option(cardOn(multi.id), 'Error logs').click();
-    await page.evaluate(() => {
-      (document.activeElement as HTMLElement | null)?.blur();
-      window.scrollTo(0, 0);
-    });
-    await page.waitForTimeout(300); // let the arrival animation settle
-    await page.screenshot({ path: 'test-artifacts/web-page.png', fullPage: true });
+    expect(await page.getByTestId('empty').isHidden()).toBe(true);
+    expect(await page.getByTestId('pending-count').textContent()).toBe('4');
+    const multi = cardOn(cards.multi.id);
+    await multi.getByText('Select several').click();
+    await option(multi, 'Error logs').click();
+    expect(await option(multi, 'Error logs').getAttribute('aria-pressed')).toBe('true');
+    expect(await option(multi, 'Access logs').getAttribute('aria-pressed')).toBe('false');
+    // Every option shows its description; the form shows a field for each question.
+    expect(await option(cardOn(cards.storage.id), 'DynamoDB').innerText()).toContain('Managed, but new to the team');
+    expect(await cardOn(cards.form.id).getByTestId('field').count()).toBe(4);
 
+    // Desktop: the cards stack without overlapping, and nothing scrolls sideways.
+    await expectStacked(page, 900);
+    const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
+    const cardColours = () =>
+      cardOn(cards.storage.id).evaluate((el) => ({ background: getComputedStyle(el).backgroundColor, text: getComputedStyle(el.querySelector('.question-text')!).color }));
+    const light = { page: await background(), card: await cardColours() };
+
+    // Dark: the page follows the system's colour scheme, and a card's text stays readable.
     await page.emulateMedia({ colorScheme: 'dark' });
-    await page.screenshot({ path: 'test-artifacts/web-page-dark.png', fullPage: true });
+    await page.waitForFunction((before) => getComputedStyle(document.body).backgroundColor !== before, light.page, WAIT);
+    // Colours change with a transition: read them once it has ended.
+    await page.waitForFunction(() => document.getAnimations().every((a) => a.playState !== 'running'), null, WAIT);
+    const dark = { page: await background(), card: await cardColours() };
+    expect(brightness(dark.page)).toBeLessThan(brightness(light.page));
+    expect(brightness(dark.card.background)).toBeLessThan(brightness(light.card.background));
+    expect(brightness(dark.card.text)).toBeGreaterThan(brightness(dark.card.background) + 200);
+    expect(brightness(light.card.text)).toBeLessThan(brightness(light.card.background) - 200);
     await page.emulateMedia({ colorScheme: 'light' });
+
+    // A phone: every card, option and field fits the screen's width.
     await page.setViewportSize({ width: 390, height: 844 });
-    await page.screenshot({ path: 'test-artifacts/web-page-phone.png', fullPage: true });
-    await page.setViewportSize({ width: 900, height: 1100 });
+    try {
+      await expectStacked(page, 390);
+      for (const box of await page.locator('[data-testid="card"] [data-testid="option"], [data-testid="card"] [data-testid="field"]').evaluateAll(boxesOf)) {
+        expect(box.left).toBeGreaterThanOrEqual(0);
+        expect(box.right).toBeLessThanOrEqual(390);
+      }
+    } finally {
+      await page.setViewportSize({ width: 900, height: 1100 });
+    }
   });
 
   it('signs out and asks for the token again', async () => {

@@ -5,8 +5,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { serveConfig } from '../../src/config.js';
 import { startRelay } from '../../src/start.js';
-import { freePort, runCli } from '../support/cli.js';
+import { freePort, runCli, startCli } from '../support/cli.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { waitUntil } from '../support/wait-until.js';
 
 // `askrelay ask` as a script runs it: a child process against a real relay.
 
@@ -19,14 +20,11 @@ const env = () => ({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: 'test-token-012345
 const ask = (...args: string[]) => cli(['ask', ...args], env());
 
 /** The pending card asking `text`, once the child process has created it. */
-async function cardAsking(text: string, on: { api: TestRelay['api'] } = relay): Promise<Card> {
-  for (let i = 0; i < 400; i++) {
+function cardAsking(text: string, on: { api: TestRelay['api'] } = relay): Promise<Card> {
+  return waitUntil(async () => {
     const { cards } = (await (await on.api('/api/cards?status=pending')).json()) as { cards: Card[] };
-    const card = cards.find((c) => c.questions[0]?.text === text);
-    if (card) return card;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  throw new Error(`no card asking "${text}" appeared`);
+    return cards.find((c) => c.questions[0]?.text === text);
+  }, `a card asking "${text}"`);
 }
 
 async function answer(id: string, answers: Card['answer']) {
@@ -179,11 +177,13 @@ describe('askrelay ask across a relay restart', { timeout: 60_000 }, () => {
     const url = first.url;
     const api = (path: string, init: RequestInit = {}) =>
       fetch(new URL(path, url), { ...init, headers: { authorization: 'Bearer test-token-0123456789abcdef', 'content-type': 'application/json' } });
-    const running = cli(['ask', 'Survive a restart?', '-c', 'Yes', '-c', 'No'], { ASKRELAY_URL: url, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' });
+    const asking = startCli(['ask', 'Survive a restart?', '-c', 'Yes', '-c', 'No'], { ASKRELAY_URL: url, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' }, scratch);
+    const running = asking.done;
     try {
       const card = await cardAsking('Survive a restart?', { api });
       await first.close();
-      await new Promise((r) => setTimeout(r, 300)); // the client notices and backs off
+      // Back only once the client has noticed it lost the relay.
+      await waitUntil(() => asking.stderr().includes('lost the relay'), 'the client to notice the relay is gone');
       const second = await startRelay({ ...config, port: Number(new URL(url).port) });
       try {
         const res = await api(`/api/cards/${card.id}/answer`, { method: 'POST', body: JSON.stringify({ answers: { q1: { selected: ['Yes'] } } }) });

@@ -8,23 +8,31 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
+import { waitUntil } from '../support/wait-until.js';
 
 // askrelay mcp: the stdio bridge, spawned by the real MCP SDK client (StdioClientTransport)
-// exactly as Cursor or Claude Code would spawn it, forwarding to a real relay's /mcp.
+// exactly as Cursor or Claude Code would spawn it, forwarding to a real relay's /mcp. The
+// relays' clocks move only when the test says: progress beats and the re-attach grace come
+// when the test has what they act on in place.
 
 const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
 
-process.env.ASKRELAY_MCP_PROGRESS = '100ms';
-process.env.ASKRELAY_MCP_GRACE = '1s';
+const PROGRESS_MS = 30_000;
+const GRACE_MS = 60_000;
+process.env.ASKRELAY_MCP_PROGRESS = '30s';
+process.env.ASKRELAY_MCP_GRACE = '60s';
 
 let relay: TestRelay;
+let clock: FakeClock;
 let cwd: string;
 const clients: Client[] = [];
 
 beforeAll(async () => {
-  relay = await startTestRelay({ ASKRELAY_WAIT: '90m' });
+  clock = new FakeClock(Date.now());
+  relay = await startTestRelay({ ASKRELAY_WAIT: '90m' }, undefined, '0', { clock });
   cwd = mkdtempSync(join(tmpdir(), 'askrelay-mcp-bridge-'));
 });
 afterEach(async () => {
@@ -64,22 +72,14 @@ function bridge(env: Record<string, string>, args: string[] = []): Bridge {
 
 const env = () => ({ ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: relay.token });
 
-const askedByCursor = cardsAskedBy('cursor', 500);
+const askedByCursor = cardsAskedBy('cursor', 1500);
 const nextCard = () => askedByCursor(relay.relay);
 
-async function nextCardOn(target: TestRelay): Promise<Card> {
-  for (let i = 0; i < 500; i++) {
-    const card = (await target.relay.list({ status: 'pending' }))[0];
-    if (card) return card;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error('no card was asked');
-}
+/** The pending card asking `text` on `target`. */
+const nextCardOn = (target: TestRelay, text = 'Which database?'): Promise<Card> =>
+  waitUntil(async () => (await target.relay.list({ status: 'pending' })).find((c) => c.questions[0].text === text), `a card asking "${text}"`);
 
-async function waitFor(check: () => boolean, what: string) {
-  for (let i = 0; i < 500 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
-  if (!check()) throw new Error(`timed out waiting for ${what}`);
-}
+const waitFor = (check: () => boolean | Promise<boolean>, what: string) => waitUntil(check, what);
 
 async function answer(id: string, answers: unknown) {
   const res = await relay.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });
@@ -108,9 +108,14 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
     const b = bridge(env());
     await b.client.connect(b.transport);
     let settled = false;
-    const pending = call(b.client, { questions: [DB, NAME] }).finally(() => (settled = true));
+    const progress: unknown[] = [];
+    const pending = call(b.client, { questions: [DB, NAME] }, { onprogress: (p: unknown) => progress.push(p) }).finally(() => (settled = true));
     const card = await nextCard();
-    await new Promise((r) => setTimeout(r, 300));
+    // A progress notification comes through the bridge ahead of any result: an interval after
+    // the card, the call was still waiting.
+    await waitFor(() => clock.armed(PROGRESS_MS) === 1, 'the progress beat to be armed');
+    clock.advance(PROGRESS_MS);
+    await waitFor(() => progress.length === 1, 'a progress notification');
     expect(settled).toBe(false);
     const answers = { q1: { selected: ['SQLite'] }, q2: { selected: [], text: 'askrelay' } };
     await answer(card.id, answers);
@@ -133,21 +138,24 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
   it('progress notifications and cancellation pass through', async () => {
     const b = bridge(env());
     await b.client.connect(b.transport);
-    const progress: number[] = [];
+    const progress: { progress: number; message?: string }[] = [];
     const abort = new AbortController();
     const pending = call(b.client, { questions: [NAME] }, {
-      timeout: 400,
-      resetTimeoutOnProgress: true,
       signal: abort.signal,
-      onprogress: (p: { progress: number }) => progress.push(p.progress),
+      onprogress: (p: { progress: number; message?: string }) => progress.push(p),
     });
     const card = await nextCard();
-    await new Promise((r) => setTimeout(r, 1000));
-    expect(progress.length).toBeGreaterThanOrEqual(3);
+    for (let n = 1; n <= 3; n++) {
+      await waitFor(() => clock.armed(PROGRESS_MS) === 1, `progress beat ${n} to be armed`);
+      clock.advance(PROGRESS_MS);
+      await waitFor(() => progress.length === n, `progress notification ${n}`);
+    }
+    expect(progress).toEqual([1, 2, 3].map((n) => ({ progress: n, message: `Waiting for the user's answer (card ${card.id}).` })));
     abort.abort('moved on');
     await expect(pending).rejects.toThrow();
-    for (let i = 0; i < 50 && (await relay.relay.get(card.id)).status === 'pending'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect((await relay.relay.get(card.id)).status).toBe('cancelled');
+    // Cancelled by the client, not by the grace: the clock has not moved since.
+    await waitFor(async () => (await relay.relay.get(card.id)).status === 'cancelled', 'the card to be cancelled');
+    expect(clock.armed(GRACE_MS)).toBe(0);
   });
 
   it('a relay restart while a call waits: the bridge re-sends it and the client gets the answer from the same card', async () => {
@@ -157,14 +165,28 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
     try {
       const b = bridge({ ASKRELAY_URL: own.url, ASKRELAY_TOKEN: own.token });
       await b.client.connect(b.transport);
-      const pending = call(b.client, { questions: [DB] }, { timeout: 60_000 });
+      const pending = call(b.client, { questions: [DB] }, { timeout: 60_000, onprogress: () => {} });
       const card = await nextCardOn(own);
+      // A call straight over HTTP, which nobody re-sends after the restart: its card is
+      // cancelled when the grace runs out, which shows when that has happened.
+      const http = new Client({ name: 'http-test', version: '1.0.0' });
+      clients.push(http);
+      await http.connect(new StreamableHTTPClientTransport(new URL('/mcp', own.url), { requestInit: { headers: { authorization: `Bearer ${own.token}` } } }));
+      const lost = call(http, { questions: [NAME] }, { timeout: 60_000 }).catch(() => 'gone');
+      const orphan = await nextCardOn(own, NAME.question);
       await own.stop();
-      own = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data, port);
+      await http.close();
+      expect(await lost).toBe('gone');
+      const ownClock = new FakeClock(Date.now());
+      own = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data, port, { clock: ownClock });
+      // The restart gives both cut-off calls the grace to come back.
+      await waitFor(() => ownClock.armed(GRACE_MS) === 2, 'the graces of the cut-off calls');
       // The bridge comes back on its own and takes the card over; nothing new is asked.
       await waitFor(() => /reconnected; re-sent 1 unanswered request/.test(b.stderr()), 'the bridge to reconnect');
-      await new Promise((r) => setTimeout(r, 1500)); // past the 1 s grace the restart gave the card
-      expect((await own.relay.list()).map((c) => [c.id, c.status])).toEqual([[card.id, 'pending']]);
+      await waitFor(() => ownClock.armed(PROGRESS_MS) === 1, 'the re-sent call to wait on its card');
+      ownClock.advance(GRACE_MS);
+      await waitFor(async () => (await own.relay.get(orphan.id)).status === 'cancelled', 'the orphan to be cancelled');
+      expect((await own.relay.list({ status: 'pending' })).map((c) => c.id)).toEqual([card.id]);
       const res = await own.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } } } });
       expect(res.status).toBe(200);
       const result = await pending;

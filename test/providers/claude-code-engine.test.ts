@@ -22,6 +22,7 @@ import {
   type ToolDefinition,
   type ToolResult,
 } from '../fakes/anthropic-server.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { waitUntil } from '../support/wait-until.js';
 import { cacheQuestion, dbQuestion } from './claude-fixtures.js';
 
@@ -101,9 +102,9 @@ interface Harness {
   close(): Promise<void>;
 }
 
-async function harness(file: string, waitMs: number): Promise<Harness> {
+async function harness(file: string, waitMs: number, clock?: FakeClock): Promise<Harness> {
   const store = new SqliteStore(file);
-  const relay = new Relay({ store: asyncCards(store), waits: { default: waitMs, extension: waitMs } });
+  const relay = new Relay({ store: asyncCards(store), waits: { default: waitMs, extension: waitMs }, ...(clock ? { clock } : {}) });
   await relay.start();
   const sessions = new SessionManager({ relay, store: asyncSessions(store.sessions), providers: { claude: factory() }, env });
   await sessions.recover();
@@ -120,7 +121,10 @@ async function harness(file: string, waitMs: number): Promise<Harness> {
 }
 
 let main: Harness;
+/** Its cards expire when the test moves its clock past QUICK_WAIT_MS. */
 let quick: Harness;
+const quickClock = new FakeClock(Date.now());
+const QUICK_WAIT_MS = 60_000;
 
 beforeAll(async () => {
   fake = await startAnthropicServer({ model });
@@ -135,7 +139,7 @@ beforeAll(async () => {
     ASKRELAY_TOKEN: 'must-not-reach-claude-code',
   };
   main = await harness(join(root, 'main.sqlite'), 3_600_000);
-  quick = await harness(join(root, 'quick.sqlite'), 1_500);
+  quick = await harness(join(root, 'quick.sqlite'), QUICK_WAIT_MS, quickClock);
 });
 
 afterAll(async () => {
@@ -203,7 +207,8 @@ const nextCard = (h: Harness, id: string, seen: Set<string>) =>
     return card;
   }, `the next card of ${id}`);
 
-describe.concurrent('the code engine: real Claude Code, real relay', () => {
+// Ten Claude Code processes start at once: on a small, busy machine a case takes tens of seconds.
+describe.concurrent('the code engine: real Claude Code, real relay', { timeout: 90_000 }, () => {
   it('Claude Code offers the model exactly the AskUserQuestion definition in golden/claude-code-ask-user-question.json', async () => {
     // The relay's messages engine offers ASK_USER_QUESTION_TOOL, which claude-adapter.test.ts
     // compares with the same file: a Claude Code upgrade that changes its definition fails here.
@@ -253,6 +258,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
   it('expiry in autopilot: nobody answered, the turn goes on', async () => {
     const s = await start(quick, 'expire', 'autopilot');
     const card = await pendingCard(quick, s.id);
+    quickClock.advance(QUICK_WAIT_MS);
     const done = await idle(quick, s.id);
     expect((await quick.relay.get(card.id)).status).toBe('expired');
     expect(toolResultsOf('expire').map((t) => t.content)).toEqual([NO_ANSWER]);
@@ -262,6 +268,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
   it('expiry in manual mode ends the turn (no further model request); the next message continues', async () => {
     const s = await start(quick, 'manual', 'manual');
     await pendingCard(quick, s.id);
+    quickClock.advance(QUICK_WAIT_MS);
     const done = await idle(quick, s.id);
     expect(requestsOf('manual')).toHaveLength(1); // only the ask: the model was not asked to go on
     expect(done.transcript!.map((e) => e.role)).toEqual(['user', 'assistant', 'tool']);
@@ -287,7 +294,9 @@ describe.concurrent('the code engine: real Claude Code, real relay', () => {
     const stopped = await main.sessions.stop(s.id);
     expect(stopped.status).toBe('stopped');
     expect((await main.relay.get(card.id)).status).toBe('cancelled');
-    await new Promise((r) => setTimeout(r, 300));
+    // stop() returned once Claude Code's query had ended; what the ended turn does next are
+    // promise continuations on the in-process store, all run before the next pass of the event loop.
+    await new Promise((r) => setImmediate(r));
     expect((await sessionOf(main, s.id)).status).toBe('stopped');
     expect(requestsOf('stop')).toHaveLength(1);
   });

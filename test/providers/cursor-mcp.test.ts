@@ -2,26 +2,54 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
-import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { FakeClock } from '../support/fake-clock.js';
+import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { readGolden } from '../support/golden.js';
 import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
+import { waitUntil } from '../support/wait-until.js';
 
 // The Cursor dialect of ask_user at /mcp, driven by the real MCP SDK client over Streamable
-// HTTP and answered through the HTTP API, as a person on any surface would.
+// HTTP and answered through the HTTP API, as a person on any surface would. Progress, the
+// re-attach grace and expiry run on a relay whose clock the test moves by hand.
 
-process.env.ASKRELAY_MCP_PROGRESS = '100ms';
-process.env.ASKRELAY_MCP_GRACE = '1s';
+const PROGRESS_MS = 30_000;
+const GRACE_MS = 60_000;
+process.env.ASKRELAY_MCP_PROGRESS = '30s';
+process.env.ASKRELAY_MCP_GRACE = '60s';
 
 let relay: TestRelay;
 const clients: Client[] = [];
+/** Relays with a hand-moved clock, one per test that moves it. */
+const timed: TestRelay[] = [];
 
 beforeAll(async () => {
   relay = await startTestRelay({ ASKRELAY_WAIT: '90m' });
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+  await Promise.all(timed.splice(0).map((r) => r.stop()));
 });
 afterAll(() => relay.stop());
+
+/** A relay of its own whose time moves only when the test says (its MCP calls' progress and grace too). */
+async function relayWithClock(): Promise<{ relay: TestRelay; clock: FakeClock }> {
+  const own = await startRelayWithClock({ ASKRELAY_WAIT: '90m' });
+  timed.push(own.relay);
+  return own;
+}
+
+/**
+ * Moves `clock` one progress interval at a time, each once the relay has armed the next beat,
+ * until the client has had `n` progress notifications.
+ */
+async function beats(clock: FakeClock, progress: unknown[], n: number): Promise<void> {
+  while (progress.length < n) {
+    const had = progress.length;
+    await waitUntil(() => clock.armed(PROGRESS_MS) > 0, 'the next progress beat to be armed');
+    clock.advance(PROGRESS_MS);
+    await waitUntil(() => progress.length > had, `progress notification ${had + 1}`);
+  }
+}
 
 async function connect(target: TestRelay = relay, token: string | undefined = target.token) {
   const client = new Client({ name: 'cursor-test', version: '1.0.0' });
@@ -33,7 +61,7 @@ async function connect(target: TestRelay = relay, token: string | undefined = ta
   return { client, transport };
 }
 
-const askedByCursor = cardsAskedBy('cursor', 200);
+const askedByCursor = cardsAskedBy('cursor', 1500);
 /** The next card asked through /mcp (polls the relay). */
 const nextCard = (target: TestRelay = relay) => askedByCursor(target.relay);
 
@@ -42,14 +70,12 @@ async function answer(id: string, answers: unknown, target: TestRelay = relay) {
   expect(res.status).toBe(200);
 }
 
-async function statusOf(id: string, want: Card['status'], withinMs = 4000): Promise<Card> {
-  for (let i = 0; i < withinMs / 20; i++) {
-    const card = await relay.relay.get(id);
-    if (card.status === want) return card;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  return await relay.relay.get(id);
-}
+/** The card once it has `want` status (polls; a generous deadline, not a window). */
+const statusOf = (id: string, want: Card['status'], target: TestRelay = relay): Promise<Card> =>
+  waitUntil(async () => {
+    const card = await target.relay.get(id);
+    return card.status === want ? card : undefined;
+  }, `card ${id} to be ${want}`);
 
 const DB = { question: 'Which database?', header: 'Database', options: [{ label: 'PostgreSQL (Recommended)', description: 'Managed' }, { label: 'SQLite' }] };
 const FEATURES = { question: 'Which features?', options: [{ label: 'Auth' }, { label: 'Billing' }, { label: 'Search' }], multiSelect: true };
@@ -70,10 +96,12 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
   });
 
   it('one question: the call blocks until the card is answered', async () => {
-    const { client } = await connect();
+    const { relay: own, clock } = await relayWithClock();
+    const { client } = await connect(own);
     let settled = false;
-    const pending = call(client, { questions: [DB] }).finally(() => (settled = true));
-    const card = await nextCard();
+    const progress: unknown[] = [];
+    const pending = call(client, { questions: [DB] }, { onprogress: (p: unknown) => progress.push(p) }).finally(() => (settled = true));
+    const card = await nextCard(own);
     expect(card).toMatchObject({
       provider: 'cursor',
       origin: 'relay',
@@ -93,9 +121,11 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
         },
       ],
     });
-    await new Promise((r) => setTimeout(r, 150));
+    // A progress notification reaches the client on the stream its result would come on:
+    // the call was still waiting when that notification went out, an interval after the card.
+    await beats(clock, progress, 1);
     expect(settled).toBe(false);
-    await answer(card.id, { q1: { selected: ['PostgreSQL (Recommended)'] } });
+    await answer(card.id, { q1: { selected: ['PostgreSQL (Recommended)'] } }, own);
     const result = await pending;
     expect(result.isError).toBeFalsy();
     expect(result.content).toEqual([{ type: 'text', text: 'Which database? → PostgreSQL (Recommended)' }]);
@@ -190,89 +220,117 @@ describe('/mcp: ask_user in the Cursor dialect', () => {
   });
 
   it('expiry: nobody answered within ASKRELAY_WAIT', async () => {
-    const short = await startTestRelay({ ASKRELAY_WAIT: '600ms' });
-    try {
-      const { client } = await connect(short);
-      const result = await call(client, { questions: [FEATURES] });
-      expect(result.content[0].text).toBe(
-        ['Which features? → (no answer)', 'Nobody answered within the wait. Proceed with your best judgement and say what you assumed.'].join('\n'),
-      );
-      expect(result.structuredContent).toMatchObject({ status: 'expired', answers: [{ question: 'Which features?', selected: [] }] });
-      const id = (result.structuredContent as { cardId: string }).cardId;
-      expect((await short.relay.get(id)).status).toBe('expired');
-    } finally {
-      await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
-      await short.stop();
-    }
+    const { relay: own, clock } = await relayWithClock();
+    const { client } = await connect(own);
+    const pending = call(client, { questions: [FEATURES] });
+    const card = await nextCard(own);
+    clock.advance(90 * 60_000);
+    const result = await pending;
+    expect(result.content[0].text).toBe(
+      ['Which features? → (no answer)', 'Nobody answered within the wait. Proceed with your best judgement and say what you assumed.'].join('\n'),
+    );
+    expect(result.structuredContent).toMatchObject({ status: 'expired', cardId: card.id, answers: [{ question: 'Which features?', selected: [] }] });
+    expect((await own.relay.get(card.id)).status).toBe('expired');
   });
 
-  it('progress notifications keep a client with a short timeout waiting', async () => {
-    const { client } = await connect();
-    const progress: number[] = [];
-    const pending = call(client, { questions: [NAME] }, {
-      timeout: 400,
-      resetTimeoutOnProgress: true,
-      onprogress: (p: { progress: number }) => progress.push(p.progress),
-    });
-    const card = await nextCard();
-    await new Promise((r) => setTimeout(r, 1000));
-    await answer(card.id, { q1: { selected: [], text: 'relay' } });
+  it('a waiting call gets a progress notification every ASKRELAY_MCP_PROGRESS, and none after its result', async () => {
+    const { relay: own, clock } = await relayWithClock();
+    const { client } = await connect(own);
+    const progress: { progress: number; message?: string }[] = [];
+    const pending = call(client, { questions: [NAME] }, { onprogress: (p: { progress: number; message?: string }) => progress.push(p) });
+    const card = await nextCard(own);
+    // Short of an interval, nothing; each further interval, one.
+    await waitUntil(() => clock.armed(PROGRESS_MS) > 0, 'the first progress beat to be armed');
+    clock.advance(PROGRESS_MS - 1);
+    clock.advance(1);
+    await waitUntil(() => progress.length === 1, 'the first progress notification');
+    await beats(clock, progress, 5);
+    await answer(card.id, { q1: { selected: [], text: 'relay' } }, own);
     const result = await pending;
     expect(result.content[0].text).toBe('What is the project called? → (free text) relay');
-    expect(progress.length).toBeGreaterThanOrEqual(5);
-    expect(progress).toEqual([...progress].sort((a, b) => a - b));
+    // Every notification came before the result, on the same stream: exactly one per interval.
+    expect(progress).toEqual([1, 2, 3, 4, 5].map((n) => ({ progress: n, message: `Waiting for the user's answer (card ${card.id}).` })));
+    expect(clock.armed(PROGRESS_MS)).toBe(0);
   });
 
-  it('notifications/cancelled cancels the card at once', async () => {
-    const { client } = await connect();
+  it('notifications/cancelled cancels the card at once, without the grace', async () => {
+    // The clock stands still: a grace can never run out here.
+    const { relay: own, clock } = await relayWithClock();
+    const { client } = await connect(own);
     const abort = new AbortController();
     const pending = call(client, { questions: [DB] }, { signal: abort.signal });
-    const card = await nextCard();
+    const card = await nextCard(own);
     abort.abort('the agent moved on');
     await expect(pending).rejects.toThrow();
-    expect((await statusOf(card.id, 'cancelled', 500)).status).toBe('cancelled'); // well before the 1 s grace
+    expect((await statusOf(card.id, 'cancelled', own)).status).toBe('cancelled');
+    expect(clock.armed(GRACE_MS)).toBe(0);
     // The server goes on.
     const again = call(client, { questions: [NAME] });
-    const next = await nextCard();
-    await answer(next.id, { q1: { selected: [], text: 'still here' } });
+    const next = await nextCard(own);
+    await answer(next.id, { q1: { selected: [], text: 'still here' } }, own);
     expect((await again).content[0].text).toBe('What is the project called? → (free text) still here');
   });
 
   it('the client going away cancels the card after the re-attach grace', async () => {
-    const { client, transport } = await connect();
+    const { relay: own, clock } = await relayWithClock();
+    const { client, transport } = await connect(own);
     const pending = call(client, { questions: [DB] }).catch(() => 'gone');
-    const card = await nextCard();
+    const card = await nextCard(own);
     await transport.close();
     expect(await pending).toBe('gone');
-    await new Promise((r) => setTimeout(r, 500));
-    expect((await relay.relay.get(card.id)).status).toBe('pending'); // within the grace a re-sent call could still re-attach
-    expect((await statusOf(card.id, 'cancelled')).status).toBe('cancelled');
+    // The relay saw the client go and started the grace.
+    await waitUntil(() => clock.armed(GRACE_MS) === 1, 'the grace to start');
+    clock.advance(GRACE_MS - 1);
+    // Within the grace a re-sent call could still re-attach: its timer has not fired.
+    expect(clock.armed(GRACE_MS)).toBe(1);
+    expect((await own.relay.get(card.id)).status).toBe('pending');
+    clock.advance(1);
+    expect((await statusOf(card.id, 'cancelled', own)).status).toBe('cancelled');
   });
 
   it('the same call re-sent in the same session re-attaches to its card', async () => {
-    const { transport } = await connect();
+    const { relay: own, clock } = await relayWithClock();
+    const { transport } = await connect(own);
     const headers = {
-      authorization: `Bearer ${relay.token}`,
+      authorization: `Bearer ${own.token}`,
       'content-type': 'application/json',
       accept: 'application/json, text/event-stream',
       'mcp-session-id': transport.sessionId!,
       'mcp-protocol-version': '2025-06-18',
     };
-    const body = JSON.stringify({ jsonrpc: '2.0', id: 'retry-1', method: 'tools/call', params: { name: 'ask_user', arguments: { questions: [DB] } } });
+    const body = JSON.stringify({
+      jsonrpc: '2.0',
+      id: 'retry-1',
+      method: 'tools/call',
+      params: { name: 'ask_user', arguments: { questions: [DB] }, _meta: { progressToken: 'retry-1' } },
+    });
     const first = new AbortController();
-    const firstRes = await fetch(new URL('/mcp', relay.url), { method: 'POST', headers, body, signal: first.signal });
+    const firstRes = await fetch(new URL('/mcp', own.url), { method: 'POST', headers, body, signal: first.signal });
     expect(firstRes.status).toBe(200);
-    const card = await nextCard();
+    const card = await nextCard(own);
+    // A call of another client that went away too, asking something else: its card is cancelled
+    // when the grace runs out, and shows when that has happened.
+    const other = await connect(own);
+    const lost = call(other.client, { questions: [NAME] }).catch(() => 'gone');
+    const sentinel = await nextCard(own);
     first.abort();
-    await new Promise((r) => setTimeout(r, 100));
-    const second = await fetch(new URL('/mcp', relay.url), { method: 'POST', headers, body });
-    await new Promise((r) => setTimeout(r, 1500)); // longer than the grace: the re-attached call keeps it alive
-    expect((await relay.relay.get(card.id)).status).toBe('pending');
-    expect((await relay.relay.list({ status: 'pending' })).filter((c) => c.provider === 'cursor')).toHaveLength(1);
-    await answer(card.id, { q1: { selected: ['SQLite'] } });
+    await waitUntil(() => clock.armed(GRACE_MS) === 1, 'the grace of the first request');
+    await other.transport.close();
+    expect(await lost).toBe('gone');
+    await waitUntil(() => clock.armed(GRACE_MS) === 2, 'the grace of the other call');
+
+    const second = await fetch(new URL('/mcp', own.url), { method: 'POST', headers, body });
+    // Its progress beat starts once it waits on the card it re-attached to.
+    await waitUntil(() => clock.armed(PROGRESS_MS) === 1, 'the re-sent call to wait on its card');
+    clock.advance(GRACE_MS);
+    expect((await statusOf(sentinel.id, 'cancelled', own)).status).toBe('cancelled');
+    // The re-attached call kept its card alive past the grace.
+    expect((await own.relay.get(card.id)).status).toBe('pending');
+    expect((await own.relay.list({ status: 'pending' })).filter((c) => c.provider === 'cursor')).toHaveLength(1);
+    await answer(card.id, { q1: { selected: ['SQLite'] } }, own);
     const text = await second.text();
-    const message = JSON.parse(/^data: (.*)$/m.exec(text)![1]);
-    expect(message).toMatchObject({ id: 'retry-1', result: { content: [{ type: 'text', text: 'Which database? → SQLite' }] } });
+    const result = text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6))).find((m) => m.id === 'retry-1');
+    expect(result).toMatchObject({ id: 'retry-1', result: { content: [{ type: 'text', text: 'Which database? → SQLite' }] } });
   });
 
   const longHeader = 'H'.repeat(41);

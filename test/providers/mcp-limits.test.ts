@@ -1,23 +1,28 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
+import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // MCP streams against ASKRELAY_MAX_CONNECTIONS and ASKRELAY_MCP_IDLE, over raw Streamable
 // HTTP (so that each stream is opened exactly when the test says): a session's GET stream
 // and every tools/call answered as a stream hold one of the caller's connections; an idle
-// session is closed and its stream with it.
+// session is closed and its stream with it. The idle relay's clock moves only when the test
+// says, so a session goes idle exactly then.
 
+const IDLE_MS = 3_600_000;
 let relay: TestRelay;
 let idleRelay: TestRelay;
+let idleClock: FakeClock;
 const open: AbortController[] = [];
 
 beforeAll(async () => {
   relay = await startTestRelay({ ASKRELAY_MAX_CONNECTIONS: '3', ASKRELAY_WAIT: '1h' });
   // The MCP timings are read from the relay's environment when it starts.
-  process.env.ASKRELAY_MCP_IDLE = '300ms';
+  process.env.ASKRELAY_MCP_IDLE = '1h';
+  idleClock = new FakeClock(Date.now());
   try {
-    idleRelay = await startTestRelay({ ASKRELAY_WAIT: '1h' });
+    idleRelay = await startTestRelay({ ASKRELAY_WAIT: '7d' }, undefined, '0', { clock: idleClock });
   } finally {
     delete process.env.ASKRELAY_MCP_IDLE;
   }
@@ -80,11 +85,10 @@ async function expectRefused(res: Response) {
   });
 }
 
-/** Resolves when the response's body ends; rejects if it is still open after `withinMs`. */
-async function ended(res: Response, withinMs: number): Promise<void> {
+/** Resolves when the response's body ends (the test's timeout says when it never does). */
+async function ended(res: Response): Promise<void> {
   const reader = res.body!.getReader();
-  const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('the stream is still open')), withinMs).unref());
-  for (;;) if ((await Promise.race([reader.read(), timeout])).done) return;
+  for (;;) if ((await reader.read()).done) return;
 }
 
 const pendingCard = (on: TestRelay, text: string) =>
@@ -136,10 +140,10 @@ describe('ASKRELAY_MCP_IDLE', () => {
     const id = await session(idleRelay);
     const stream = await mcp(idleRelay, { method: 'GET', session: id });
     expect(stream.status).toBe(200);
-    // The stream ends when the relay closes the idle session, well within a second.
-    const started = Date.now();
-    await ended(stream, 3000);
-    expect(Date.now() - started).toBeLessThan(3000);
+    // The stream ends when the relay closes the idle session.
+    const closed = ended(stream);
+    idleClock.advance(2 * IDLE_MS);
+    await closed;
     const after = await mcp(idleRelay, { method: 'POST', session: id, body: { jsonrpc: '2.0', id: 1, method: 'tools/list' } });
     expect(after.status).toBe(404);
   });
@@ -149,8 +153,14 @@ describe('ASKRELAY_MCP_IDLE', () => {
     const call = await mcp(idleRelay, { method: 'POST', session: id, body: askUser(1, 'Still there?') });
     expect(call.status).toBe(200);
     const card = await pendingCard(idleRelay, 'Still there?');
+    // A session opened after the call's last request, with nothing running: closed by the same
+    // sweep that would close the call's session, which shows when that sweep has run.
+    const idle = await mcp(idleRelay, { method: 'GET', session: await session(idleRelay) });
+    expect(idle.status).toBe(200);
+    const idleClosed = ended(idle);
     // Three idle periods pass with the call open.
-    await new Promise((r) => setTimeout(r, 900));
+    idleClock.advance(3 * IDLE_MS);
+    await idleClosed;
     const list = await mcp(idleRelay, { method: 'POST', session: id, body: { jsonrpc: '2.0', id: 2, method: 'tools/list' } });
     expect(list.status).toBe(200);
     await idleRelay.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['No'] } } } });

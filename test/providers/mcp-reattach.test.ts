@@ -4,15 +4,20 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { waitUntil } from '../support/wait-until.js';
 
 // A waiting MCP call outlives its connection, its MCP session and the relay process: the
 // client re-sends the call (new session, new request id) and gets the card the human already
 // sees, not a second one. Real MCP SDK clients over Streamable HTTP, real relays on one data
-// folder, answers through the HTTP API.
+// folder, answers through the HTTP API. Each relay's clock moves only when the test says, so
+// the re-attach grace runs out exactly when the test has the re-sent call in place.
 
-process.env.ASKRELAY_MCP_PROGRESS = '100ms';
-process.env.ASKRELAY_MCP_GRACE = '1s';
+const PROGRESS_MS = 30_000;
+const GRACE_MS = 60_000;
+process.env.ASKRELAY_MCP_PROGRESS = '30s';
+process.env.ASKRELAY_MCP_GRACE = '60s';
 
 const dirs: string[] = [];
 const relays: TestRelay[] = [];
@@ -26,10 +31,15 @@ afterAll(async () => {
   dirs.forEach((dir) => rmSync(dir, { recursive: true, force: true }));
 });
 
+const clocks = new Map<TestRelay, FakeClock>();
+const clockOf = (relay: TestRelay) => clocks.get(relay)!;
+
 async function relayOn(dir?: string): Promise<TestRelay> {
   const data = dir ?? mkdtempSync(join(tmpdir(), 'askrelay-reattach-'));
   if (!dir) dirs.push(data);
-  const relay = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data);
+  const clock = new FakeClock(Date.now());
+  const relay = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data, '0', { clock });
+  clocks.set(relay, clock);
   relays.push(relay);
   return relay;
 }
@@ -45,19 +55,20 @@ async function connect(relay: TestRelay, path = '/mcp') {
 }
 
 type Result = { content: { type: string; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
+/** A call that asks for progress: its beat is armed once it waits on its card. */
 const call = (client: Client, args: unknown) =>
-  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, { timeout: 60_000 }) as Promise<Result>;
+  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, { timeout: 60_000, onprogress: () => {} }) as Promise<Result>;
 
 const pending = async (relay: TestRelay, provider = 'cursor') => (await relay.relay.list({ status: 'pending' })).filter((c) => c.provider === provider);
 
-async function until<T>(what: () => T | undefined | Promise<T | undefined>, label: string, withinMs = 5000): Promise<T> {
-  for (let waited = 0; waited < withinMs; waited += 20) {
-    const value = await what();
-    if (value !== undefined) return value;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`timed out waiting for ${label}`);
-}
+const until = <T>(what: () => T | undefined | Promise<T | undefined>, label: string): Promise<T> => waitUntil(what, label);
+
+/** Until `n` calls wait on their cards (each has its progress beat armed). */
+const waitingCalls = (relay: TestRelay, n: number) => waitUntil(() => clockOf(relay).armed(PROGRESS_MS) === n, `${n} calls waiting on their cards`);
+/** Until `n` cards have a grace running (their clients went away, or a restart cut their calls off). */
+const graces = (relay: TestRelay, n: number) => waitUntil(() => clockOf(relay).armed(GRACE_MS) === n, `${n} graces to start`);
+const statusOf = (relay: TestRelay, id: string, want: string) =>
+  waitUntil(async () => ((await relay.relay.get(id)).status === want ? true : undefined), `card ${id} to be ${want}`);
 
 const onlyPending = (relay: TestRelay, provider = 'cursor') =>
   until(async () => {
@@ -73,6 +84,7 @@ async function answer(relay: TestRelay, id: string, answers: unknown) {
 const DB = { question: 'Which database?', header: 'Database', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
 // The same arguments with their keys in another order: still the same call.
 const DB_REORDERED = { options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }], header: 'Database', question: 'Which database?' };
+const OPENCLAW_DB = { id: 'db', question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
 
 describe('a waiting MCP call re-attaches to its card', () => {
   it('re-sent on a new MCP session after the client went away: the same card, answered once', async () => {
@@ -80,12 +92,24 @@ describe('a waiting MCP call re-attaches to its card', () => {
     const first = await connect(relay);
     const lost = call(first.client, { questions: [DB] }).catch(() => 'gone');
     const card = await onlyPending(relay);
+    // Another client's call that goes away and is not re-sent: its card is cancelled when the
+    // grace runs out, which shows when that has happened.
+    const other = await connect(relay, '/mcp/openclaw');
+    const otherLost = call(other.client, { questions: [OPENCLAW_DB] }).catch(() => 'gone');
+    const sentinel = await onlyPending(relay, 'openclaw');
     await first.transport.close();
     expect(await lost).toBe('gone');
+    await graces(relay, 1);
+    await other.transport.close();
+    expect(await otherLost).toBe('gone');
+    await graces(relay, 2);
 
     const second = await connect(relay);
     const again = call(second.client, { questions: [DB_REORDERED] });
-    await new Promise((r) => setTimeout(r, 1500)); // past the 1 s grace: the re-attached call keeps the card alive
+    await waitingCalls(relay, 1);
+    clockOf(relay).advance(GRACE_MS);
+    await statusOf(relay, sentinel.id, 'cancelled');
+    // Past the grace the re-attached call keeps the card alive.
     expect((await pending(relay)).map((c) => c.id)).toEqual([card.id]);
     await answer(relay, card.id, { q1: { selected: ['SQLite'] } });
     const result = await again;
@@ -118,7 +142,7 @@ describe('a waiting MCP call re-attaches to its card', () => {
     const card = await onlyPending(relay);
     await first.transport.close();
     await lost;
-    await new Promise((r) => setTimeout(r, 300)); // the relay notices the closed connection
+    await graces(relay, 1); // the relay noticed the closed connection
     await answer(relay, card.id, { q1: { selected: ['PostgreSQL'] } });
 
     const second = await connect(relay);
@@ -134,41 +158,36 @@ describe('a waiting MCP call re-attaches to its card', () => {
     expect((await later).content[0].text).toBe('Which database? → SQLite');
   });
 
-  it('survives a relay restart: the re-sent call finds the card on the new process', async () => {
+  it('survives a relay restart: the re-sent call finds the card on the new process; one nobody re-sends is cancelled after the grace', async () => {
     const first = await relayOn();
     const before = await connect(first);
     const lost = call(before.client, { questions: [DB] }).catch(() => 'gone');
     const card = await onlyPending(first);
+    const openclaw = await connect(first, '/mcp/openclaw');
+    const orphanLost = call(openclaw.client, { questions: [OPENCLAW_DB] }).catch(() => 'gone');
+    const orphan = await onlyPending(first, 'openclaw');
     await first.stop();
     // The SDK client does not notice a call cut off without an answer; it gives up on it by itself.
     await before.client.close();
+    await openclaw.client.close();
     expect(await lost).toBe('gone');
+    expect(await orphanLost).toBe('gone');
 
     const second = await relayOn(first.dataDir);
-    expect(second.recovered.pending).toBe(1);
+    expect(second.recovered.pending).toBe(2);
+    // The restart gives both cut-off calls the grace to come back.
+    await graces(second, 2);
     const after = await connect(second);
     const again = call(after.client, { questions: [DB] });
-    await new Promise((r) => setTimeout(r, 1500)); // past the grace the restart gave the orphaned card
+    await waitingCalls(second, 1);
+    clockOf(second).advance(GRACE_MS - 1);
+    expect(clockOf(second).armed(GRACE_MS)).toBe(2); // not run out yet
+    expect((await second.relay.get(orphan.id)).status).toBe('pending');
+    clockOf(second).advance(1);
+    await statusOf(second, orphan.id, 'cancelled');
+    // Past the grace, the re-sent call keeps its card alive.
     expect((await pending(second)).map((c) => c.id)).toEqual([card.id]);
     await answer(second, card.id, { q1: { selected: ['SQLite'] } });
     expect((await again).content[0].text).toBe('Which database? → SQLite');
-  });
-
-  it('after a restart, a card whose call nobody re-sends is cancelled once the grace is over', async () => {
-    const first = await relayOn();
-    const openclaw = await connect(first, '/mcp/openclaw');
-    const lost = call(openclaw.client, { questions: [{ id: 'db', question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] }] }).catch(() => 'gone');
-    const card = await onlyPending(first, 'openclaw');
-    await first.stop();
-    await openclaw.client.close();
-    await lost;
-
-    const second = await relayOn(first.dataDir);
-    expect((await second.relay.get(card.id)).status).toBe('pending'); // the client has the grace to come back
-    const closed = await until(async () => {
-      const now = await second.relay.get(card.id);
-      return now.status === 'pending' ? undefined : now;
-    }, 'the orphan to be cancelled');
-    expect(closed.status).toBe('cancelled');
   });
 });

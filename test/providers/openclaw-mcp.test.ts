@@ -18,26 +18,39 @@ import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncSessions } from '../../src/store/session-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
-import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { readGolden } from '../support/golden.js';
 import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
+import { waitUntil } from '../support/wait-until.js';
 
 // OpenClaw's ask_user at /mcp/openclaw, driven by the real MCP SDK client over Streamable
-// HTTP and answered through the HTTP API. Results are pinned exactly (golden).
+// HTTP and answered through the HTTP API. Results are pinned exactly (golden). What depends on
+// time runs on a relay whose clock the test moves by hand.
 
-process.env.ASKRELAY_MCP_PROGRESS = '100ms';
-process.env.ASKRELAY_MCP_GRACE = '1s';
+const PROGRESS_MS = 30_000;
+const GRACE_MS = 60_000;
+process.env.ASKRELAY_MCP_PROGRESS = '30s';
+process.env.ASKRELAY_MCP_GRACE = '60s';
 
 let relay: TestRelay;
 const clients: Client[] = [];
+const timed: TestRelay[] = [];
 
 beforeAll(async () => {
   relay = await startTestRelay({ ASKRELAY_WAIT: '90m' });
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+  await Promise.all(timed.splice(0).map((r) => r.stop()));
 });
 afterAll(() => relay.stop());
+
+/** A relay of its own whose time moves only when the test says. */
+async function relayWithClock(): Promise<{ relay: TestRelay; clock: FakeClock }> {
+  const own = await startRelayWithClock({ ASKRELAY_WAIT: '90m' });
+  timed.push(own.relay);
+  return own;
+}
 
 async function connect(url: string = relay.url, token: string | undefined = relay.token) {
   const client = new Client({ name: 'openclaw-test', version: '1.0.0' });
@@ -49,11 +62,11 @@ async function connect(url: string = relay.url, token: string | undefined = rela
   return { client, transport };
 }
 
-const askedByOpenclaw = cardsAskedBy('openclaw', 200);
+const askedByOpenclaw = cardsAskedBy('openclaw', 1500);
 const nextCard = (target: Relay = relay.relay) => askedByOpenclaw(target);
 
-async function answer(id: string, answers: unknown) {
-  const res = await relay.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });
+async function answer(id: string, answers: unknown, target: TestRelay = relay) {
+  const res = await target.api(`/api/cards/${id}/answer`, { method: 'POST', json: { answers } });
   expect(res.status).toBe(200);
 }
 
@@ -83,10 +96,12 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
   });
 
   it('one question: blocks until answered; the card waits 900 s by default', async () => {
-    const { client } = await connect();
+    const { relay: own, clock } = await relayWithClock();
+    const { client } = await connect(own.url);
     let settled = false;
-    const pending = call(client, { questions: [TARGET] }).finally(() => (settled = true));
-    const card = await nextCard();
+    const progress: unknown[] = [];
+    const pending = call(client, { questions: [TARGET] }, { onprogress: (p: unknown) => progress.push(p) }).finally(() => (settled = true));
+    const card = await nextCard(own.relay);
     expect(card).toMatchObject({
       provider: 'openclaw',
       tool: 'ask_user',
@@ -106,9 +121,13 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
       ],
     });
     expect(waitSeconds(card)).toBe(900);
-    await new Promise((r) => setTimeout(r, 150));
+    // A progress notification comes on the stream the result would come on: an interval after
+    // the card, the call was still waiting.
+    await waitUntil(() => clock.armed(PROGRESS_MS) === 1, 'the progress beat to be armed');
+    clock.advance(PROGRESS_MS);
+    await waitUntil(() => progress.length === 1, 'a progress notification');
     expect(settled).toBe(false);
-    await answer(card.id, { deploy_target: { selected: ['Staging (Recommended)'] } });
+    await answer(card.id, { deploy_target: { selected: ['Staging (Recommended)'] } }, own);
     expect(await pending).toEqual({
       content: [{ type: 'text', text: 'Deploy: Staging (Recommended)' }],
       structuredContent: { status: 'answered', answers: { answers: { deploy_target: ['Staging (Recommended)'] } } },
@@ -165,18 +184,20 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     expect(await pending).toEqual(NO_ANSWER);
   });
 
-  it('cancellation (notifications/cancelled) → the card is cancelled; the server goes on', async () => {
-    const { client } = await connect();
+  it('cancellation (notifications/cancelled) → the card is cancelled at once; the server goes on', async () => {
+    // The clock stands still: the cancel cannot be the grace running out.
+    const { relay: own, clock } = await relayWithClock();
+    const { client } = await connect(own.url);
     const abort = new AbortController();
     const pending = call(client, { questions: [DB] }, { signal: abort.signal });
-    const card = await nextCard();
+    const card = await nextCard(own.relay);
     abort.abort('the agent moved on');
     await expect(pending).rejects.toThrow();
-    for (let i = 0; i < 25 && (await relay.relay.get(card.id)).status !== 'cancelled'; i++) await new Promise((r) => setTimeout(r, 20));
-    expect((await relay.relay.get(card.id)).status).toBe('cancelled');
+    await waitUntil(async () => (await own.relay.get(card.id)).status === 'cancelled', 'the card to be cancelled');
+    expect(clock.armed(GRACE_MS)).toBe(0);
     const again = call(client, { questions: [DB] });
-    const next = await nextCard();
-    await answer(next.id, { db: { selected: ['PostgreSQL'] } });
+    const next = await nextCard(own.relay);
+    await answer(next.id, { db: { selected: ['PostgreSQL'] } }, own);
     expect((await again).content[0].text).toBe('Database: PostgreSQL');
   });
 

@@ -47,12 +47,23 @@ function toolCall(requestId: number, delivered?: Promise<boolean>): ToolCall {
   };
 }
 
-/** The cursor dialect's calls over the real call store, whose handovers wait for `release()`. */
+/**
+ * The cursor dialect's calls over the real call store, whose handovers wait for `release()`;
+ * `looked()` counts the calls that have had the store's answer to which earlier calls to re-attach to.
+ */
 function gatedWaits() {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
+  let looked = 0;
   const calls = new Proxy(stores.calls, {
     get(target, name, receiver) {
+      if (name === 'open') {
+        return async (...args: Parameters<AsyncCallStore['open']>) => {
+          const found = await target.open(...args);
+          looked += 1;
+          return found;
+        };
+      }
       if (name !== 'delivered') return Reflect.get(target, name, receiver);
       return async (...args: Parameters<AsyncCallStore['delivered']>) => {
         await gate;
@@ -60,7 +71,7 @@ function gatedWaits() {
       };
     },
   });
-  return { waits: MCP_DIALECTS['/mcp'].waits(relay, calls, { progressIntervalMs: HOUR, reattachGraceMs: 60_000 }, false), release };
+  return { waits: MCP_DIALECTS['/mcp'].waits(relay, calls, { progressIntervalMs: HOUR, reattachGraceMs: 60_000 }, false), release, looked: () => looked };
 }
 
 const pendingOtherThan = (id?: string) =>
@@ -78,11 +89,12 @@ async function answeredFirst(waits: { call(call: ToolCall): Promise<unknown> }, 
 const textOf = (result: unknown) => (result as { content: { text: string }[] }).content[0].text;
 
 it('the same question asked again right after the answer arrived is a new card', async () => {
-  const { waits, release } = gatedWaits();
+  const { waits, release, looked } = gatedWaits();
   const card = await answeredFirst(waits, Promise.resolve(true));
-  // The client has the answer and asks again while the relay still stores the handover.
+  // The client has the answer and asks again while the relay still stores the handover: the
+  // handover is let through only once the second call has found the first one's card.
   const again = waits.call(toolCall(2));
-  await new Promise((r) => setTimeout(r, 50));
+  await waitUntil(() => looked() === 2, 'the second call to look for an earlier card');
   release();
   const outcome = await Promise.race([again.then((r) => `answered at once: ${textOf(r)}`), pendingOtherThan(card.id)]);
   expect(outcome).toMatchObject({ status: 'pending', questions: [{ text: 'Which database?' }] });

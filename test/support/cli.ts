@@ -16,16 +16,22 @@ const cleanEnv = () => Object.fromEntries(Object.entries(process.env).filter(([k
 
 /** Runs the real askrelay command as a child process, with no ASKRELAY_* from the test's own environment. */
 export function runCli(args: string[], env: Record<string, string | undefined>, cwd: string): Promise<CliRun> {
+  return startCli(args, env, cwd).done;
+}
+
+/** runCli, with what the command has written to stderr so far readable while it runs. */
+export function startCli(args: string[], env: Record<string, string | undefined>, cwd: string): { done: Promise<CliRun>; stderr(): string } {
   const clean = cleanEnv();
-  return new Promise((resolve, reject) => {
+  let stderr = '';
+  const done = new Promise<CliRun>((resolve, reject) => {
     const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...clean, ...env } });
     let stdout = '';
-    let stderr = '';
     child.stdout.on('data', (d) => (stdout += d));
     child.stderr.on('data', (d) => (stderr += d));
     child.on('error', reject);
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
+  return { done, stderr: () => stderr };
 }
 
 /** A loopback port that was free a moment ago: where a CLI test finds no relay listening. */

@@ -2,7 +2,7 @@ import type { Clock } from '../../src/relay/clock.js';
 
 /** A clock that moves only when a test says so; due timers fire in deadline order. */
 export class FakeClock implements Clock {
-  private timers = new Map<number, { at: number; fn: () => void }>();
+  private timers = new Map<number, { at: number; ms: number; fn: () => void }>();
   private nextId = 1;
 
   constructor(private time = Date.parse('2026-01-01T00:00:00.000Z')) {}
@@ -13,7 +13,7 @@ export class FakeClock implements Clock {
 
   setTimer(fn: () => void, ms: number): unknown {
     const id = this.nextId++;
-    this.timers.set(id, { at: this.time + Math.max(0, ms), fn });
+    this.timers.set(id, { at: this.time + Math.max(0, ms), ms, fn });
     return id;
   }
 
@@ -23,6 +23,14 @@ export class FakeClock implements Clock {
 
   get timerCount(): number {
     return this.timers.size;
+  }
+
+  /**
+   * How many timers set for exactly `ms` are waiting to fire: that the code under test has
+   * started a wait of that length (an MCP grace, a progress beat) before the test moves time.
+   */
+  armed(ms: number): number {
+    return [...this.timers.values()].filter((t) => t.ms === ms).length;
   }
 
   advance(ms: number): void {

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { serveConfig, type ServeConfig } from '../../src/config.js';
 import { startRelay, type RunningRelay } from '../../src/start.js';
+import { FakeClock } from './fake-clock.js';
 import { startTwoNodes, TWO_NODES } from './two-node-relay.js';
 
 export interface TestRelay extends RunningRelay {
@@ -21,6 +22,12 @@ export interface TestRelay extends RunningRelay {
 export async function startTestRelay(env: Record<string, string> = {}, dataDir?: string, port = '0', extra: Partial<ServeConfig> = {}): Promise<TestRelay> {
   if (TWO_NODES && !extra.databaseUrl) return startTwoNodes(startOneRelay, env, dataDir, port, extra);
   return startOneRelay(env, dataDir, port, extra);
+}
+
+/** startTestRelay on a clock of its own, set to now: its time moves only when the test advances it. */
+export async function startRelayWithClock(env: Record<string, string> = {}, dataDir?: string, port = '0'): Promise<{ relay: TestRelay; clock: FakeClock }> {
+  const clock = new FakeClock(Date.now());
+  return { relay: await startTestRelay(env, dataDir, port, { clock }), clock };
 }
 
 async function startOneRelay(env: Record<string, string>, dataDir: string | undefined, port: string, extra: Partial<ServeConfig>): Promise<TestRelay> {
