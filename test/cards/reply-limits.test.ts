@@ -36,7 +36,10 @@ async function create(input: CardInput = COLORS): Promise<Card> {
 const reply = (id: string, text: string) => relay.api(`/api/cards/${id}/reply`, { method: 'POST', json: { text } });
 
 describe('POST /api/cards/:id/reply with long replies', () => {
-  it('answers a 16 KB list in well under a second, and /api/health answers meanwhile', { timeout: 10_000 }, async () => {
+  // The parser that tried every run of parts took 68 s here; a linear one takes milliseconds.
+  // The bound sits far from both, so a loaded machine cannot decide the test (the parser's
+  // growth with the reply's length is pinned by reply-parser-cost.test.ts).
+  it('answers a 16 KB list without holding up the relay: /api/health answers meanwhile', { timeout: 60_000 }, async () => {
     const card = await create();
     const text = 'x,'.repeat(8 * 1024);
     const started = performance.now();
@@ -45,9 +48,9 @@ describe('POST /api/cards/:id/reply with long replies', () => {
     const [answered, healthy] = await Promise.all([replied, health]);
     expect(answered.status).toBe(200);
     expect(answered.body.answer).toEqual({ q1: { selected: [], text } });
-    expect(answered.ms).toBeLessThan(1000);
+    expect(answered.ms).toBeLessThan(10_000);
     expect(healthy).toMatchObject({ status: 200, body: { ok: true } });
-    expect(healthy.ms).toBeLessThan(1000);
+    expect(healthy.ms).toBeLessThan(10_000);
   });
 
   it('refuses a reply over the answer limit with 422 before reading it, and the card stays open', async () => {

@@ -93,11 +93,4 @@ describe('the reply parser costs time in proportion to the reply', () => {
     const large = cost(card, text, reps, 3);
     expect(large / base, `16 KB cost ${large.toFixed(2)} ms, 1 KB ${base.toFixed(2)} ms`).toBeLessThanOrEqual(64);
   });
-
-  it('reads a 16 KB list in well under a second', () => {
-    const text = fill('x,', 16 * KB);
-    const start = performance.now();
-    expect(parseReply(colors, text)).toMatchObject({ q1: { selected: [] } });
-    expect(performance.now() - start).toBeLessThan(500);
-  });
 });
