@@ -2,8 +2,17 @@
 // an Answer ({[questionId]: {selected, text?}}). Pure: the card modules keep the DOM in
 // step. Unit-tested in test/web/card-draft.test.ts.
 
-/** A card's UI state: the step shown, one draft per question, and the card's busy flags. */
+/**
+ * @typedef {{selected: Set<string>, text: string, several: boolean, done: boolean}} Draft
+ * @typedef {{step: number, drafts: Record<string, Draft>, busy: boolean, countdown: any, probed: boolean}} CardUi
+ */
+
+/**
+ * A card's UI state: the step shown, one draft per question, and the card's busy flags.
+ * @returns {CardUi}
+ */
 export function newUi(card) {
+  /** @type {Record<string, Draft>} */
   const drafts = {};
   for (const q of card.questions) drafts[q.id] = { selected: new Set(), text: '', several: false, done: false };
   return { step: 0, drafts, busy: false, countdown: null, probed: false };
