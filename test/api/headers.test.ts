@@ -1,5 +1,7 @@
+import { request } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
+import { webFiles } from '../../src/server/web-page.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 
 // Every response says: do not sniff my type, send no Referer from me, never frame me; and
@@ -44,9 +46,15 @@ it('on JSON, errors, 404s and the MCP endpoint', async () => {
 });
 
 it('on the page, its files and its service worker, with frame-ancestors in the page\'s policy', async () => {
-  for (const path of ['/', '/app.js', '/style.css', '/sw.js']) {
+  const paths = Object.keys(webFiles());
+  // The page's modules are served, each as JavaScript (a module script refuses any other type).
+  expect(paths).toEqual(expect.arrayContaining(['/', '/app.js', '/dom.js', '/card-draft.js', '/style.css', '/sw.js']));
+  for (const path of paths) {
     const res = await fetch(new URL(path, relay.url));
     expect(res.status).toBe(200);
+    const type = path === '/' ? 'text/html' : path.endsWith('.css') ? 'text/css' : 'text/javascript';
+    expect(res.headers.get('content-type'), path).toBe(`${type}; charset=utf-8`);
+    expect(res.headers.get('cache-control'), path).toBe('no-cache');
     expectHardened(res, path);
     expect(res.headers.get('content-security-policy'), path).toMatch(/frame-ancestors 'none'/);
     // Exactly once each, not repeated by the route and the middleware.
@@ -55,6 +63,30 @@ it('on the page, its files and its service worker, with frame-ancestors in the p
   }
   expect((await fetch(new URL('/sw.js', relay.url))).headers.get('service-worker-allowed')).toBe('/');
 });
+
+it('serves only the page\'s own files: unknown names and climbs out of the folder are 404', async () => {
+  // Raw paths, as a client that does not normalise them would send them.
+  for (const path of ['/nothing.js', '/index.html', '/%2e%2e/web-page.ts', '/..%2fweb-page.ts', '/web/app.js', '/app.js/../../package.json', '/%2e%2e%2f%2e%2e%2fpackage.json']) {
+    const res = await rawGet(path);
+    expect(res.status, path).toBe(404);
+    expect(res.body, path).not.toMatch(/import|webPage|"name"/);
+  }
+});
+
+/** A GET with the path sent exactly as given (fetch would resolve the dots first). */
+function rawGet(path: string): Promise<{ status: number; body: string }> {
+  const url = new URL(relay.url);
+  return new Promise((resolve, reject) => {
+    const req = request({ host: url.hostname, port: url.port, path, method: 'GET' }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+}
 
 it('on the event stream, which the route writes to Node itself', async () => {
   const controller = new AbortController();

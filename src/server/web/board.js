@@ -1,0 +1,176 @@
+// The Cards view: pending cards oldest first, closed ones settling into Recent, the number
+// keys, and the list that catches up with what happened while the page was not listening.
+import { Unauthorized, api, setConn } from './api.js';
+import { els, setDisabled, setText } from './dom.js';
+import { newUi } from './card-draft.js';
+import { pickInForm } from './card-form.js';
+import { pick } from './card-steps.js';
+import { markChosen, renderCard, showAnsweredBy, tickCountdown } from './card-view.js';
+import { describeClosed } from './format.js';
+import { actions, store } from './store.js';
+
+const RECENT_AFTER_MS = 6000; // a closed card stays in place this long, then moves to Recent
+const RECENT_MAX = 20;
+
+export function upsert(card) {
+  if (!card || typeof card.id !== 'string') return;
+  const known = store.shown.get(card.id);
+  if (!known) {
+    if (card.status !== 'pending') return; // closed before we ever saw it
+    const entry = { card, el: null, ui: newUi(card) };
+    entry.el = renderCard(entry);
+    store.shown.set(card.id, entry);
+    insertPending(entry);
+    refreshBoard();
+    if (store.awaitedCard === card.id) {
+      store.awaitedCard = null;
+      actions.revealCard(card.id, { navigate: false });
+    }
+    return;
+  }
+  if (known.card.status !== 'pending') return; // closed is final
+  known.card = card;
+  if (card.status !== 'pending') closeCard(known);
+}
+
+/** Loads the pending list and settles cards that closed while we were not listening. */
+export async function reload() {
+  let list;
+  try {
+    // Every pending card, up to the API's ceiling (its default page is 500).
+    list = (await api('/api/cards?status=pending&limit=10000')).cards;
+  } catch (err) {
+    if (!(err instanceof Unauthorized)) setConn('offline');
+    return false;
+  }
+  const ids = new Set(list.map((c) => c.id));
+  for (const card of list) upsert(card);
+  const gone = [...store.shown.values()].filter((s) => s.card.status === 'pending' && !ids.has(s.card.id));
+  await Promise.all(
+    gone.map(async (s) => {
+      try {
+        upsert(await api(`/api/cards/${encodeURIComponent(s.card.id)}`));
+      } catch {
+        /* leave it; the next reload tries again */
+      }
+    }),
+  );
+  return true;
+}
+
+/** Signed out: the cards leave the page. */
+export function forgetCards() {
+  for (const { el } of store.shown.values()) el.remove();
+  store.shown.clear();
+  refreshBoard();
+}
+
+function insertPending(entry) {
+  const after = [...els.pending.children].find((el) => {
+    const other = store.shown.get(el.dataset.cardId);
+    return other && other.card.createdAt > entry.card.createdAt;
+  });
+  els.pending.insertBefore(entry.el, after ?? null);
+}
+
+export function pendingEntries() {
+  return [...els.pending.children].map((el) => store.shown.get(el.dataset.cardId)).filter((s) => s && s.card.status === 'pending');
+}
+
+function refreshBoard() {
+  const n = pendingEntries().length;
+  setText(els.count, String(n));
+  setText(els.tabCardsCount, n > 0 ? String(n) : '');
+  els.empty.hidden = n > 0;
+  document.title = n > 0 ? `(${n}) askrelay` : 'askrelay';
+  els.recent.hidden = els.recentList.children.length === 0;
+  markKeyboardTarget();
+}
+
+function closeCard(entry, { settle = true } = {}) {
+  const { card, el, parts } = entry;
+  el.dataset.status = card.status;
+  el.classList.add('closed');
+  setDisabled(el, true);
+  parts.back.hidden = true;
+  entry.ui.countdown.hidden = true;
+  setText(parts.status, describeClosed(card));
+  parts.status.hidden = false;
+  showAnsweredBy(entry);
+  if (card.status === 'answered') markChosen(entry);
+  if (store.activeId === card.id) store.activeId = null;
+  refreshBoard();
+  if (settle) setTimeout(() => moveToRecent(entry), RECENT_AFTER_MS);
+}
+
+function moveToRecent(entry) {
+  if (!entry.el.isConnected || entry.el.parentElement === els.recentList) return;
+  const hadFocus = entry.el.contains(document.activeElement);
+  els.recentList.prepend(entry.el);
+  entry.el.classList.add('compact');
+  while (els.recentList.children.length > RECENT_MAX) {
+    const last = els.recentList.lastElementChild;
+    store.shown.delete(last.dataset.cardId);
+    last.remove();
+  }
+  refreshBoard();
+  if (hadFocus) pendingEntries()[0]?.el.focus({ preventScroll: true });
+}
+
+/** A closed card the page never saw (a deep link to it): straight into Recent. */
+export function showClosedCard(card) {
+  const entry = { card, el: null, ui: newUi(card) };
+  entry.el = renderCard(entry);
+  store.shown.set(card.id, entry);
+  els.recentList.prepend(entry.el);
+  entry.el.classList.add('compact');
+  closeCard(entry, { settle: false });
+}
+
+// ---------------------------------------------------------------- keyboard
+
+function keyboardTarget() {
+  const active = store.activeId && store.shown.get(store.activeId);
+  if (active && active.card.status === 'pending' && active.el.parentElement === els.pending) return active;
+  return pendingEntries()[0];
+}
+
+export function markKeyboardTarget() {
+  const target = keyboardTarget();
+  const several = pendingEntries().length > 1;
+  for (const { el } of store.shown.values()) el.classList.toggle('kbd-target', several && el === target?.el);
+}
+
+function activate(event) {
+  const el = event.target.closest?.('[data-testid="card"]');
+  if (!el || !store.shown.has(el.dataset.cardId)) return;
+  if (store.activeId !== el.dataset.cardId) {
+    store.activeId = el.dataset.cardId;
+    markKeyboardTarget();
+  }
+}
+
+function onKey(event) {
+  if (!store.signedIn || event.ctrlKey || event.metaKey || event.altKey || event.isComposing) return;
+  if (!/^[1-9]$/.test(event.key) || els.board.hidden) return;
+  const t = event.target;
+  const typing = t instanceof HTMLElement && (t.isContentEditable || t.matches('textarea, select, input:not([type=checkbox]):not([type=radio])'));
+  if (typing) return;
+  const entry = keyboardTarget();
+  if (!entry || entry.ui.busy) return;
+  const index = Number(event.key) - 1;
+  event.preventDefault();
+  if (entry.card.layout === 'form') pickInForm(entry, index, t);
+  else pick(entry, index);
+}
+
+/** The number keys, the card the user touched last, and every pending card's countdown. */
+export function initBoard() {
+  document.addEventListener('focusin', activate);
+  document.addEventListener('pointerdown', activate);
+  document.addEventListener('keydown', onKey);
+  setInterval(() => {
+    const now = Date.now();
+    for (const entry of store.shown.values()) if (entry.card.status === 'pending') tickCountdown(entry, now);
+  }, 1000);
+}

@@ -1,0 +1,94 @@
+// One card's frame: chips, countdown, title, body (steps or form), error, status, Skip.
+import { api } from './api.js';
+import { h, nextId, setText } from './dom.js';
+import { renderForm } from './card-form.js';
+import { goToStep, renderStep } from './card-steps.js';
+import { skipCard } from './card-actions.js';
+import { answeredBy, fmtLeft, fmtTime, shortId } from './format.js';
+import { providerLabel, providerTitle } from './new-session.js';
+import { actions } from './store.js';
+
+export function renderCard(entry) {
+  const { card } = entry;
+  const titleId = nextId('card-title');
+  const chips = h('div', { class: 'chips' },
+    h('span', { class: 'chip chip-provider', title: card.provider ? providerTitle(card.provider, card.engine) : undefined, dataset: { testid: 'provider' } }, providerLabel(card.provider, card.engine)),
+    card.kind === 'approval' ? h('span', { class: 'chip chip-approval' }, 'Approval') : null,
+    card.sessionId
+      ? h('a', {
+          class: 'chip chip-session',
+          href: `#sessions/${encodeURIComponent(card.sessionId)}`,
+          title: `Asked by session ${card.sessionId}: open its transcript`,
+          dataset: { testid: 'card-session', sessionId: card.sessionId },
+        }, `session ${shortId(card.sessionId)}`)
+      : null,
+  );
+  const countdown = h('span', { class: 'countdown', dataset: { testid: 'countdown' }, title: `Asked ${fmtTime(card.createdAt)} · closes ${fmtTime(card.expiresAt)}` });
+  entry.ui.countdown = countdown;
+  const body = h('div', { class: 'card-body' });
+  const error = h('p', { class: 'error card-error', dataset: { testid: 'card-error' }, role: 'alert', hidden: true });
+  const status = h('p', { class: 'card-status', dataset: { testid: 'card-status' }, role: 'status', hidden: true });
+  const skip = h('button', { type: 'button', class: 'ghost skip', dataset: { testid: 'skip' }, onclick: () => skipCard(entry) }, 'Skip');
+  const stepper = h('div', { class: 'stepper', dataset: { testid: 'stepper' }, hidden: true });
+  const back = h('button', { type: 'button', class: 'ghost back', dataset: { testid: 'back' }, hidden: true, onclick: () => goToStep(entry, entry.ui.step - 1) }, '← Back');
+
+  const el = h('article', {
+    class: `card${card.kind === 'approval' ? ' card-approval' : ''}`,
+    tabindex: '-1',
+    'aria-labelledby': titleId,
+    dataset: { testid: 'card', cardId: card.id, status: card.status, layout: card.layout },
+  },
+    h('div', { class: 'card-head' }, chips, countdown),
+    // Without a title the heading shows only in the compact Recent list (the question says it all).
+    h('h3', { class: `card-title${card.title ? '' : ' untitled'}`, id: titleId }, card.title || card.questions[0]?.text || 'Question'),
+    body,
+    error,
+    status,
+    h('div', { class: 'card-foot' }, h('div', { class: 'foot-left' }, back, stepper), skip),
+  );
+  entry.parts = { body, error, status, skip, stepper, back, chips, agentBadge: null };
+  tickCountdown(entry, Date.now());
+  if (card.layout === 'form') renderForm(entry);
+  else renderStep(entry);
+  return el;
+}
+
+/** An answer (or skip) not given by you here: a badge next to the card's chips (format.js answeredBy). */
+export function showAnsweredBy(entry) {
+  const { card, el, parts } = entry;
+  const closed = card.status === 'answered' || card.status === 'skipped';
+  el.dataset.answeredBy = closed && card.answeredBy ? card.answeredBy.kind : '';
+  parts.agentBadge?.remove();
+  parts.agentBadge = null;
+  const by = answeredBy(card);
+  if (!by) return;
+  if (by.kind === 'channel') {
+    parts.agentBadge = h('span', { class: 'chip chip-channel', title: by.title, dataset: { testid: 'answered-in-channel', surface: by.surface, user: by.user } }, by.label);
+  } else {
+    const dataset = { testid: 'answered-by-agent', agentId: by.agentId, surface: by.surface };
+    parts.agentBadge = by.session
+      ? h('a', { class: 'chip chip-agent', href: `#sessions/${encodeURIComponent(by.agentId)}`, title: `${by.title}: open its transcript`, dataset }, by.label)
+      : h('span', { class: 'chip chip-agent', title: by.title, dataset }, by.label);
+  }
+  parts.chips.append(parts.agentBadge);
+}
+
+export function markChosen(entry) {
+  const answer = entry.card.answer ?? {};
+  for (const button of entry.el.querySelectorAll('[data-testid="option"]')) {
+    const qid = button.closest('[data-question-id]')?.dataset.questionId;
+    button.classList.toggle('chosen', Boolean(answer[qid]?.selected.includes(button.dataset.label)));
+  }
+}
+
+export function tickCountdown(entry, now) {
+  const left = Date.parse(entry.card.expiresAt) - now;
+  const el = entry.ui.countdown;
+  setText(el, fmtLeft(left));
+  el.classList.toggle('soon', left < 60_000);
+  // The relay's own timer closes the card and tells us; asking once also makes it look.
+  if (left <= -500 && !entry.ui.probed) {
+    entry.ui.probed = true;
+    api(`/api/cards/${encodeURIComponent(entry.card.id)}`).then(actions.upsert, () => {});
+  }
+}

@@ -1,0 +1,116 @@
+// Pure words and times for the page: no DOM, no clock unless passed one. Unit-tested in
+// test/web/format.test.ts.
+
+export const shortId = (id) => String(id).slice(0, 8);
+export const capitalize = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/** A card's time left: "42s left", "3m 5s left", "2h 0m left", "3d 1h left". */
+export function fmtLeft(ms) {
+  if (ms <= 0) return 'Expiring…';
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${s}s left`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s left`;
+  const hours = Math.floor(m / 60);
+  if (hours < 48) return `${hours}h ${m % 60}m left`;
+  return `${Math.floor(hours / 24)}d ${hours % 24}h left`;
+}
+
+export function fmtTime(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleString([], { dateStyle: 'medium', timeStyle: 'short' });
+}
+
+export function fmtClock(iso) {
+  const d = new Date(iso);
+  return Number.isNaN(d.getTime()) ? iso : d.toLocaleTimeString([], { hour: 'numeric', minute: '2-digit' });
+}
+
+/** Today's sessions by the clock, older ones by the date too. */
+export function fmtStarted(iso, now = new Date()) {
+  const d = new Date(iso);
+  if (Number.isNaN(d.getTime())) return iso;
+  return d.toDateString() === now.toDateString() ? fmtClock(iso) : fmtTime(iso);
+}
+
+const STATUS_WORD = { answered: 'Answered', skipped: 'Skipped', expired: 'Expired', cancelled: 'Cancelled' };
+
+/** The line a closed card shows: "Answered: Postgres", "Expired: nobody answered in time". */
+export function describeClosed(card) {
+  const word = STATUS_WORD[card.status] ?? card.status;
+  if (card.status === 'answered') return `${word}: ${describeAnswer(card)}`;
+  if (card.status === 'expired') return `${word}: nobody answered in time`;
+  if (card.status === 'cancelled') return `${word}: the session stopped`;
+  return word;
+}
+
+export function describeAnswer(card) {
+  const answer = card.answer ?? {};
+  const parts = card.questions.map((q) => {
+    const entry = answer[q.id];
+    if (!entry) return null;
+    const picked = entry.selected.join(', ');
+    const value = [picked, entry.text ? `“${entry.text}”` : ''].filter(Boolean).join(' + ');
+    return card.questions.length > 1 ? `${q.header || q.id}: ${value}` : value;
+  });
+  return parts.filter(Boolean).join('; ');
+}
+
+/**
+ * An answer (or skip) not given by you here, for a badge next to the card's chips; null for
+ * your own. Another agent's names the agent and the surface it used ("answered by agent
+ * s_3dfac9 (relay-tool)") and, for a session, leads to it; a person's in a chat channel
+ * names the channel and the user there ("answered in telegram (42)").
+ * @returns {null | {kind: 'channel', label: string, title: string, surface: string, user: string}
+ *   | {kind: 'agent', label: string, title: string, surface: string, agentId: string, session: boolean}}
+ */
+export function answeredBy(card) {
+  const closed = card.status === 'answered' || card.status === 'skipped';
+  const by = closed ? card.answeredBy : undefined;
+  if (!by || (by.kind === 'human' && by.id === 'operator')) return null;
+  const verb = card.status === 'skipped' ? 'skipped' : 'answered';
+  if (by.kind === 'human') {
+    const user = String(by.id).slice(String(by.id).indexOf(':') + 1);
+    return { kind: 'channel', label: `${verb} in ${by.surface} (${user})`, title: `${capitalize(verb)} in ${by.surface} by user ${user}`, surface: by.surface, user };
+  }
+  const session = /^s_/.test(String(by.id));
+  return {
+    kind: 'agent',
+    label: `${verb} by agent ${session ? shortId(by.id) : by.id} (${by.surface})`,
+    title: `${capitalize(verb)} by ${session ? `the agent of session ${by.id}` : `the agent “${by.id}”`}, through ${by.surface}, not by you`,
+    surface: by.surface,
+    agentId: by.id,
+    session,
+  };
+}
+
+/**
+ * An approval's text is what would run or change: a command, a diff, a plan. Its first
+ * paragraph ("Run this command?") stays prose; the rest is shown verbatim, monospace.
+ * @returns {null | {lead: string, code: string}} null: plain prose
+ */
+export function approvalText(card, text) {
+  const verbatim =
+    card.kind === 'approval' &&
+    (String(card.tool ?? '').startsWith('permission:') || card.tool === 'ExitPlanMode' || text.trim().includes('\n'));
+  if (!verbatim) return null;
+  const trimmed = text.replace(/^\s*\n|\s+$/g, '');
+  const cut = trimmed.indexOf('\n\n');
+  const lead = cut > 0 && !trimmed.slice(0, cut).includes('\n') ? trimmed.slice(0, cut) : '';
+  const code = lead ? trimmed.slice(cut).replace(/^\n+/, '') : trimmed;
+  return { lead, code };
+}
+
+/** What an address shows. Pure: `hash` is location.hash without its "#". */
+export function parseRoute(hash) {
+  try {
+    hash = decodeURIComponent(hash);
+  } catch {
+    /* a malformed escape: use it as it is */
+  }
+  const view = hash === 'sessions' || hash.startsWith('sessions/') ? 'sessions' : 'cards';
+  // #card=<id>: the link a notification opens. The Cards view, scrolled to that card.
+  const linkedCard = hash.startsWith('card=') ? hash.slice('card='.length) : null;
+  const sessionId = view === 'sessions' ? hash.slice('sessions/'.length) || null : null;
+  return { view, linkedCard, sessionId };
+}
