@@ -37,7 +37,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'askrelay-sessions-'));
   clock = new FakeClock();
   store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-  relay = new Relay({ store: asyncCards(store), clock, waits: { default: 60 * MINUTE, extension: 60 * MINUTE } });
+  relay = new Relay({ store: asyncCards(store), clock, waits: { default: 60 * MINUTE } });
   await relay.start();
   manager = new SessionManager({ relay, store: asyncSessions(store.sessions), providers: { claude: scripted }, clock, stuckAfterMs: 10 * MINUTE });
 });
