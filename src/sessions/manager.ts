@@ -382,8 +382,9 @@ export class SessionManager {
         const card = await relay.create({
           relayMode: session.relayMode,
           askedBy: { kind: 'agent', id, surface: session.provider },
-          ...(waitMs !== undefined ? { waitSeconds: waitMs / 1000 } : {}),
           ...draft,
+          // The engine's own wait (Copilot's extension engine: ASKRELAY_WAIT_EXTENSION) unless the draft gives one.
+          ...(draft.waitSeconds === undefined && waitMs !== undefined ? { waitSeconds: waitMs / 1000 } : {}),
           sessionId: id,
           provider: session.provider,
           engine: session.engine,
