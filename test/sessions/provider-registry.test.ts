@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../providers/index.js';
 import { describeProviders, orList, providerIdSchema, runnerFactories } from '../../src/sessions/providers.js';
 import { relayToolDefinitions } from '../../src/sessions/relay-tool.js';
+import { goldenRelayTools } from '../support/golden.js';
 
 // The registry (providers/index.ts) as plain data: what GET /api/providers, the session
 // manager and the relay tool are given. No relay runs here.
@@ -44,6 +45,9 @@ describe('the provider registry', () => {
     expect(start?.description).toContain('(provider claude, deepseek, copilot, openai or grok)');
     expect((start?.inputSchema.properties as Record<string, { enum?: string[] }>).provider.enum).toEqual(ids);
     expect(providerIdSchema(ids).safeParse('gemini').success).toBe(false);
+    // Built from the registry, the four tools are still byte for byte what the providers were seen offering.
+    const offered = relayToolDefinitions(ids).map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+    expect(JSON.stringify(offered)).toBe(JSON.stringify(goldenRelayTools()));
     expect(orList(['a'])).toBe('a');
     expect(orList(['a', 'b', 'c'])).toBe('a, b or c');
   });
