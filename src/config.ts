@@ -37,8 +37,8 @@ export interface ServeConfig {
   nodeId?: string;
   /** How long a node's lease on a piece of work lasts unless renewed (ASKRELAY_LEASE, default 15s). */
   leaseMs: number;
+  /** ASKRELAY_WAIT: how long cards wait unless their engine has a wait of its own (the registry's declarations). */
   waitMs: number;
-  waitExtensionMs: number;
   /** A running turn with no activity for this long is shown as stuck (ASKRELAY_STUCK_AFTER). */
   stuckAfterMs: number;
   /** Long-lived connections (event streams, waits, MCP streams) one caller may hold at once (ASKRELAY_MAX_CONNECTIONS). */
@@ -77,7 +77,6 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     ...(env.ASKRELAY_NODE_ID?.trim() ? { nodeId: nodeIdSetting(env.ASKRELAY_NODE_ID.trim()) } : {}),
     leaseMs: namedDuration('ASKRELAY_LEASE', env.ASKRELAY_LEASE ?? '15s'),
     waitMs: namedDuration('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
-    waitExtensionMs: namedDuration('ASKRELAY_WAIT_EXTENSION', env.ASKRELAY_WAIT_EXTENSION ?? '2h'),
     stuckAfterMs: namedDuration('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
     maxConnections: wholeNumber('ASKRELAY_MAX_CONNECTIONS', env.ASKRELAY_MAX_CONNECTIONS ?? String(DEFAULT_MAX_CONNECTIONS)),
     env: flags.approveTools ? { ...env, ASKRELAY_APPROVE_TOOLS: '1' } : env,

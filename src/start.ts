@@ -1,6 +1,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { createHash } from 'node:crypto';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
+import { describeProviders, runnerFactories, type ProviderInfo } from './sessions/providers.js';
 import { rememberSecret } from './cards/secrets.js';
 import { CHANNELS } from './channels/index.js';
 import { channelsConfig } from './channels/config.js';
@@ -71,13 +72,15 @@ async function openStore(config: ServeConfig, notices: (string | undefined)[]): 
 }
 
 export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
+  // First: a bad wait setting (ASKRELAY_WAIT_EXTENSION) stops the start before anything opens.
+  const providers = describeProviders(PROVIDERS, config.env, config.waitMs);
   const notices = [openDataFolder(config.dataDir)];
   // Before the store opens: a second relay on this folder stops here, having touched nothing.
   const lock = lockDataFolder(config.dataDir);
   notices.push(lock.notice);
   let running: RunningRelay;
   try {
-    running = await startLocked(config, notices);
+    running = await startLocked(config, notices, providers);
   } catch (err) {
     lock.release();
     throw err;
@@ -87,7 +90,7 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   return { ...running, close: () => (closed ??= close().finally(() => lock.release())) };
 }
 
-async function startLocked(config: ServeConfig, notices: (string | undefined)[]): Promise<RunningRelay> {
+async function startLocked(config: ServeConfig, notices: (string | undefined)[], providers: ProviderInfo[]): Promise<RunningRelay> {
   const { store, secrets } = await openStore(config, notices);
   const { token, vapid } = secrets;
   // An answer holding the relay's own token is refused (src/cards/secrets.ts).
@@ -100,7 +103,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[])
   // Other nodes alive now may have MCP calls waiting: theirs are not this node's to cancel.
   const alone = (await cluster.nodes()).every((n) => n.id === node);
   const { clock } = config;
-  const relay = new Relay({ store: store.cards, waits: { default: config.waitMs, extension: config.waitExtensionMs }, ...(clock ? { clock } : {}) });
+  const relay = new Relay({ store: store.cards, waits: { default: config.waitMs }, ...(clock ? { clock } : {}) });
   const nodes = await wireNodes(cluster, relay, (line) => console.warn(`askrelay: ${line}`));
   const load = newNodeLoad();
   // Listening before start: cards that expired while the relay was down close their
@@ -127,7 +130,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[])
     access,
     audit: store.audit,
     store: store.sessions,
-    providers: PROVIDERS,
+    providers: runnerFactories(PROVIDERS, providers),
     env: config.env,
     stuckAfterMs: config.stuckAfterMs,
     // Agent tokens are derived from the relay token: a resumed agent gets the same one, and
@@ -141,6 +144,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[])
     access,
     audit: store.audit,
     sessions,
+    providers,
     token,
     calls: store.calls,
     logins: store.logins,

@@ -21,14 +21,14 @@ describe('parseDuration', () => {
 describe('serveConfig', () => {
   it('defaults serve a newcomer', () => {
     const config = serveConfig({}, {});
-    expect(config).toMatchObject({ port: 7070, host: '127.0.0.1', waitMs: 8 * 3_600_000, waitExtensionMs: 2 * 3_600_000 });
+    expect(config).toMatchObject({ port: 7070, host: '127.0.0.1', waitMs: 8 * 3_600_000 });
     expect(config.dataDir).toMatch(/\.askrelay$/);
     expect(config.token).toBeUndefined();
   });
 
   it('reads the environment, and flags win over it', () => {
     const env = { ASKRELAY_PORT: '8080', ASKRELAY_DATA: '/tmp/x', ASKRELAY_TOKEN: ' t ', ASKRELAY_WAIT: '90m', ASKRELAY_WAIT_EXTENSION: '2s' };
-    expect(serveConfig({}, env)).toMatchObject({ port: 8080, dataDir: '/tmp/x', token: 't', waitMs: 5_400_000, waitExtensionMs: 2000 });
+    expect(serveConfig({}, env)).toMatchObject({ port: 8080, dataDir: '/tmp/x', token: 't', waitMs: 5_400_000 });
     expect(serveConfig({ port: '9090', data: '/tmp/y' }, env)).toMatchObject({ port: 9090, dataDir: '/tmp/y' });
   });
 

@@ -1,4 +1,4 @@
-import { missingKeyRunner, type Runner, type RunnerContext, type RunnerFactory } from '../../src/sessions/runner.js';
+import { missingKeyRunner, type ProviderRunner, type Runner, type RunnerContext } from '../../src/sessions/runner.js';
 import { codeEngine } from './engine-code.js';
 import { messagesEngine } from './engine-messages.js';
 
@@ -14,9 +14,8 @@ export interface AnthropicEndpointVars {
   defaultModel: string;
 }
 
-export function anthropicRunner(vars: AnthropicEndpointVars): RunnerFactory {
+export function anthropicRunner(vars: AnthropicEndpointVars): ProviderRunner {
   return {
-    engines: ['code', 'messages'],
     // The messages engine keeps the conversation in the store; Claude Code keeps it on this node's disk.
     movable: ['messages'],
     defaultModel: (env) => env[vars.modelVar] || vars.defaultModel,
@@ -33,11 +32,13 @@ export function anthropicRunner(vars: AnthropicEndpointVars): RunnerFactory {
   };
 }
 
-export const claudeRunner = anthropicRunner({
+export const CLAUDE_ENDPOINT: AnthropicEndpointVars = {
   name: 'Claude',
   baseUrlVar: 'ANTHROPIC_BASE_URL',
   apiKeyVar: 'ANTHROPIC_API_KEY',
   modelVar: 'ANTHROPIC_MODEL',
   defaultBaseUrl: 'https://api.anthropic.com',
   defaultModel: 'claude-sonnet-5',
-});
+};
+
+export const claudeRunner = anthropicRunner(CLAUDE_ENDPOINT);

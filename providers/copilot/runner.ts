@@ -2,7 +2,7 @@ import { createRequire } from 'node:module';
 import { CopilotClient, RuntimeConnection, type CopilotSession } from '@github/copilot-sdk';
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import { isRelayTool, relayToolRestartPrompt } from '../../src/sessions/relay-tool.js';
-import { missingKeyRunner, type Runner, type RunnerContext, type RunnerFactory } from '../../src/sessions/runner.js';
+import { missingKeyRunner, type ProviderRunner, type Runner, type RunnerContext } from '../../src/sessions/runner.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult } from './adapter.js';
 import { formCardDraft, formResult } from './form.js';
 import type { PermissionRequest } from './approvals.js';
@@ -25,9 +25,8 @@ export interface CopilotEndpointVars {
   byokRequired: boolean;
 }
 
-export function copilotRunner(vars: CopilotEndpointVars): RunnerFactory {
+export function copilotRunner(vars: CopilotEndpointVars): ProviderRunner {
   return {
-    engines: ['sdk', 'extension'],
     defaultModel: (env) => env[vars.modelVar] || vars.defaultModel,
     create(ctx) {
       const baseUrl = ctx.env[vars.baseUrlVar];
@@ -274,11 +273,13 @@ export function pendingAskCalls(events: readonly { type: string; data: unknown }
 }
 
 // The logged-in GitHub user by default; a BYOK provider when COPILOT_PROVIDER_BASE_URL is set.
-export const copilotProvider = copilotRunner({
+export const COPILOT_ENDPOINT: CopilotEndpointVars = {
   name: 'Copilot',
   baseUrlVar: 'COPILOT_PROVIDER_BASE_URL',
   apiKeyVar: 'COPILOT_PROVIDER_API_KEY',
   modelVar: 'COPILOT_MODEL',
   defaultModel: 'gpt-5.1',
   byokRequired: false,
-});
+};
+
+export const githubCopilotRunner = copilotRunner(COPILOT_ENDPOINT);

@@ -1,6 +1,6 @@
 import OpenAI from 'openai';
 import { runRelayTool } from '../../src/sessions/relay-tool.js';
-import { missingKeyRunner, type Runner, type RunnerContext, type RunnerFactory } from '../../src/sessions/runner.js';
+import { missingKeyRunner, type ProviderRunner, type Runner, type RunnerContext } from '../../src/sessions/runner.js';
 import { assistantMessage, toolArguments, toolMessage, transcriptEntries, type GrokToolCall } from './adapter.js';
 import { grokSystemPrompt } from './tool.js';
 
@@ -20,20 +20,19 @@ interface State {
   messages: Message[];
 }
 
-const VARS = { name: 'Grok', apiKeyVar: 'XAI_API_KEY', baseUrlVar: 'XAI_BASE_URL' };
+export const GROK_ENDPOINT = { name: 'Grok', apiKeyVar: 'XAI_API_KEY', baseUrlVar: 'XAI_BASE_URL' };
 export const DEFAULT_BASE_URL = 'https://api.x.ai/v1';
 export const DEFAULT_MODEL = 'grok-4';
 /** Replies with tool calls one turn may have before it is ended (a model calling tools forever). */
 export const MAX_TOOL_ROUNDS = 25;
 
-export const grokProvider: RunnerFactory = {
-  engines: ['chat'],
+export const grokRunner: ProviderRunner = {
   // The conversation is kept in the store: another node can carry it on.
   movable: ['chat'],
   defaultModel: (env) => env.XAI_MODEL || DEFAULT_MODEL,
   create(ctx: RunnerContext): Runner {
     const apiKey = ctx.env.XAI_API_KEY ?? '';
-    if (!apiKey) return missingKeyRunner(VARS);
+    if (!apiKey) return missingKeyRunner(GROK_ENDPOINT);
     return chatEngine(ctx, {
       baseUrl: ctx.env.XAI_BASE_URL || DEFAULT_BASE_URL,
       apiKey,

@@ -1,5 +1,5 @@
 import type { RelayMode } from '../../src/cards/model.js';
-import { RELAY_TOOLS } from '../../src/sessions/relay-tool.js';
+import { RELAY_TOOL_NAMES } from '../../src/sessions/relay-tool.js';
 
 // Grok has no question tool, so no card is ever made for a question Grok asks. Instead the
 // system prompt below tells Grok to ask in its reply text and stop; that reply ends the turn
@@ -29,7 +29,7 @@ export function grokSystemPrompt(relayMode: RelayMode, relayTools = false): stri
     `- ${mode}`,
     '- Never ask for credentials (API keys, tokens, passwords).',
     ...(relayTools
-      ? [`- Your tools (${RELAY_TOOLS.map((t) => t.name).join(', ')}) work with the other agent sessions on this relay; they are not a way to ask your user.`]
+      ? [`- Your tools (${RELAY_TOOL_NAMES.join(', ')}) work with the other agent sessions on this relay; they are not a way to ask your user.`]
       : []),
   ].join('\n');
 }

@@ -6,7 +6,7 @@ import type { AnthropicServer } from '../../test/fakes/anthropic-server.js';
 import type { OpenAIServer } from '../../test/fakes/openai-server.js';
 import type { Card } from '../cards/model.js';
 import { serveConfig } from '../config.js';
-import type { ProviderId, Session } from '../sessions/model.js';
+import type { Session } from '../sessions/model.js';
 import type { RunningRelay } from '../start.js';
 import { UsageError, parseFlags } from './flags.js';
 import { optionsText } from './format.js';
@@ -33,7 +33,7 @@ its turn. Ctrl+C stops everything.
 const PROMPT = 'Help me pick a database for a small web app.';
 
 interface DemoSession {
-  provider: ProviderId;
+  provider: string;
   engine: 'messages' | 'code' | 'sdk';
 }
 

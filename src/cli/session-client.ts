@@ -1,5 +1,6 @@
 import type { Card } from '../cards/model.js';
 import type { Session, StartSession } from '../sessions/model.js';
+import type { ProviderInfo } from '../sessions/providers.js';
 import { RelayClient } from './client.js';
 
 // The sessions routes as the session commands see them, on RelayClient's requests and
@@ -24,6 +25,11 @@ export class SessionClient extends RelayClient {
 
   stop(id: string): Promise<Session> {
     return this.call('DELETE', `api/sessions/${encodeURIComponent(id)}`) as Promise<Session>;
+  }
+
+  /** GET /api/providers: the providers the relay runs sessions on, asked briefly (for help). */
+  async providers(timeoutMs: number): Promise<ProviderInfo[]> {
+    return ((await this.call('GET', 'api/providers', { timeoutMs })) as { providers: ProviderInfo[] }).providers;
   }
 
   /** The session's cards that wait for an answer. */

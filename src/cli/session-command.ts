@@ -4,7 +4,7 @@ import { findRelay } from './client.js';
 import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags } from './flags.js';
 import { SessionClient } from './session-client.js';
 import { followAndReport } from './session-follow.js';
-import { cardText, describe, entryText, sessionHeader, sessionsTable } from './session-format.js';
+import { cardText, describe, entryText, providersHelp, sessionHeader, sessionsTable } from './session-format.js';
 
 // askrelay session start|list|show|send|stop: run agent sessions on the relay from a
 // terminal, read their transcripts and follow them while they work. Following is in
@@ -14,7 +14,7 @@ export const SESSION_HELP = `askrelay session — start, watch and steer agent s
 
 Usage: askrelay session <subcommand> [options]
 
-  start --provider P "<prompt>"   start a session (claude or deepseek) with a first prompt
+  start --provider P "<prompt>"   start a session on a provider with a first prompt
   list                            list the sessions
   show <session-id>               a session's status and transcript
   send <session-id> "<text>"      the next message for an idle session
@@ -28,12 +28,11 @@ Run "askrelay session <subcommand> --help" for its options.`;
 
 export const START_HELP = `askrelay session start — start an agent session
 
-Usage: askrelay session start --provider claude|deepseek "<prompt>" [--engine code|messages]
-                              [--model M] [--manual] [--agents-may-answer] [--follow]
-                              [--json] [--url URL]
+Usage: askrelay session start --provider P "<prompt>" [--engine E] [--model M] [--manual]
+                              [--agents-may-answer] [--follow] [--json] [--url URL]
 
-  --provider P         claude or deepseek (required)
-  --engine E           code (Claude Code, the default) or messages (the Messages API loop)
+  --provider P         the provider (required): one the relay lists below
+  --engine E           one of the provider's engines (default: the one marked below)
   --model M            the model (default: the provider's, e.g. ANTHROPIC_MODEL on the relay)
   --manual             relay mode manual: when nobody answers a card in time, the agent
                        stops and waits for your next message (default autopilot: it goes
@@ -44,9 +43,7 @@ Usage: askrelay session start --provider claude|deepseek "<prompt>" [--engine co
   --json               print the session as JSON (with --follow: once the turn ends)
 
 Prints "Started <id> (<provider>, <engine>, <model>): <status>." and how to follow it.
-With --follow, exit 1 when the session fails.
-
-${CLIENT_ENV_HELP}`;
+With --follow, exit 1 when the session fails.`;
 
 export const LIST_HELP = `askrelay session list — list the sessions
 
@@ -95,7 +92,7 @@ The agent's work ends and its open cards are cancelled. Prints "Stopped <id>." (
 
 ${CLIENT_ENV_HELP}`;
 
-const HELPS: Record<string, string> = { start: START_HELP, list: LIST_HELP, show: SHOW_HELP, send: SEND_HELP, stop: STOP_HELP };
+const HELPS: Record<string, string> = { list: LIST_HELP, show: SHOW_HELP, send: SEND_HELP, stop: STOP_HELP };
 
 type Subcommand = (argv: string[]) => Promise<number>;
 
@@ -114,6 +111,9 @@ export async function sessionCommand(argv: string[]): Promise<number> {
 
 // ---------------------------------------------------------------------------
 // Subcommands
+
+/** Help waits this long for the relay's providers before printing without them. */
+const PROVIDERS_TIMEOUT_MS = 3000;
 
 const FOLLOW_OPTION = { follow: { type: 'boolean', short: 'f' } } as const;
 
@@ -134,8 +134,10 @@ async function start(argv: string[]): Promise<number> {
       },
     }),
   );
-  if (values.help) return help('start');
-  if (!values.provider?.trim()) throw new UsageError('give the provider: askrelay session start --provider claude "<prompt>" (claude or deepseek).');
+  if (values.help) return startHelp(values.url);
+  if (!values.provider?.trim()) {
+    throw new UsageError('give the provider: askrelay session start --provider claude "<prompt>" ("askrelay session start --help" lists the relay\'s providers).');
+  }
   const prompt = onePositional(positionals, 'the prompt', 'askrelay session start --provider claude "Help me pick a database"');
   const input = {
     provider: values.provider.trim().toLowerCase(),
@@ -217,6 +219,19 @@ async function stop(argv: string[]): Promise<number> {
   if (values.help) return help('stop');
   const session = await clientFor(values.url).stop(oneId(positionals, 'stop'));
   console.log(values.json ? JSON.stringify(session, null, 2) : `Stopped ${session.id}.`);
+  return 0;
+}
+
+/** START_HELP, then the providers as the relay lists them (GET /api/providers): the help follows the relay's registry. */
+async function startHelp(url: string | undefined): Promise<number> {
+  console.log(START_HELP);
+  let providers: string;
+  try {
+    providers = `Providers and engines on the relay:\n${providersHelp(await clientFor(url).providers(PROVIDERS_TIMEOUT_MS))}`;
+  } catch (err) {
+    providers = `Providers and engines: a running relay lists them (GET /api/providers); this one did not: ${(err as Error).message}`;
+  }
+  console.log(`\n${providers}\n\n${CLIENT_ENV_HELP}`);
   return 0;
 }
 

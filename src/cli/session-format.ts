@@ -1,6 +1,7 @@
 import type { Card } from '../cards/model.js';
 import { visibleControls } from '../cards/text.js';
 import type { Session, TranscriptEntry } from '../sessions/model.js';
+import type { ProviderInfo } from '../sessions/providers.js';
 import { durationText, optionsText, table } from './format.js';
 
 // How sessions and their transcripts look in a terminal: "askrelay session" prints these,
@@ -83,4 +84,17 @@ export function sessionsTable(sessions: Session[], now = Date.now()): string {
   const rows: string[][] = [['ID', 'PROVIDER', 'ENGINE', 'MODEL', 'STATUS', 'MODE', 'UPDATED']];
   for (const s of sessions) rows.push([s.id, s.provider, s.engine, s.model ?? '', s.status, s.relayMode, ago(s.updatedAt, now)]);
   return table(rows);
+}
+
+/**
+ * The relay's providers for "askrelay session start --help" (GET /api/providers): each with
+ * its name and the variables the relay reads for it, then its engines, the default marked.
+ */
+export function providersHelp(providers: readonly ProviderInfo[]): string {
+  const width = Math.max(0, ...providers.flatMap((p) => p.engines.map((e) => e.id.length)));
+  const lines = providers.flatMap((p) => [
+    `  ${p.id} (${p.name}${p.variables.length ? `; the relay reads ${p.variables.join(', ')}` : ''})`,
+    ...p.engines.map((e) => `    --engine ${e.id.padEnd(width)}  ${e.name}${e.default ? ' (default)' : ''}`),
+  ]);
+  return lines.join('\n');
 }

@@ -17,8 +17,11 @@ export interface RelayOptions {
   store: AsyncCardStore;
   clock?: Clock;
   events?: RelayEvents;
-  /** How long a card waits, in ms: `extension` for Copilot's extension engine. */
-  waits: { default: number; extension: number };
+  /**
+   * How long a card waits, in ms, when its draft gives no waitSeconds (ASKRELAY_WAIT). An
+   * engine with a wait of its own (src/sessions/providers.ts) gives it in its drafts.
+   */
+  waits: { default: number };
 }
 
 export interface AnswerOptions {
@@ -118,12 +121,7 @@ export class Relay {
   async create(draft: CardDraft): Promise<Card> {
     const layout = draft.layout ?? 'steps';
     const questions = normalizeQuestions(draft.questions, layout);
-    const waitMs =
-      draft.waitSeconds !== undefined
-        ? Math.round(draft.waitSeconds * 1000)
-        : draft.engine === 'extension'
-          ? this.waits.extension
-          : this.waits.default;
+    const waitMs = draft.waitSeconds !== undefined ? Math.round(draft.waitSeconds * 1000) : this.waits.default;
     if (!(waitMs > 0) || waitMs > MAX_WAIT_MS) {
       throw new RelayError('invalid_card', 'waitSeconds must be more than 0 and at most 7 days (604800).');
     }

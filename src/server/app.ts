@@ -10,6 +10,7 @@ import type { AsyncCallStore } from '../store/call-store.js';
 import type { AsyncLoginStore } from '../store/login-store.js';
 import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
+import type { ProviderInfo } from '../sessions/providers.js';
 import { VERSION } from '../version.js';
 import { humanOnly, login, logout, ownOriginForCookies, requireToken } from './auth.js';
 import { cardRoutes } from './card-routes.js';
@@ -31,6 +32,8 @@ export interface AppOptions {
   access: CardAccess;
   audit: AsyncAuditStore;
   sessions: SessionManager;
+  /** The providers sessions run on, as GET /api/providers serves them (the composition root makes them from the registry). */
+  providers?: readonly ProviderInfo[];
   token: string;
   /** Which card each MCP tools/call waits on (the store's mcp_calls). */
   calls: AsyncCallStore;
@@ -61,7 +64,7 @@ export interface AppOptions {
   channels?: { webhooks: Hono; status(): Promise<unknown[]> };
 }
 
-export function createApp({ access, audit, sessions, token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls }: AppOptions) {
+export function createApp({ access, audit, sessions, providers = [], token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls }: AppOptions) {
   const { relay } = access;
   const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text), logins };
   const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
@@ -102,6 +105,7 @@ export function createApp({ access, audit, sessions, token, calls, logins, publi
   if (load) app.use('/api/cards/:id/wait', countWaits(load));
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
+  app.get('/api/providers', (c) => c.json({ providers }));
   app.route('/api/audit', auditRoutes(audit));
   if (cluster) app.route('/api/nodes', nodeRoutes(cluster, () => holdsOf(sessions, load)));
   if (push) app.route('/api/push', pushRoutes(push));

@@ -11,7 +11,7 @@ import { CALL_KEY, DEFAULT_TIMING, type CallTiming, type McpDialect, type ToolCa
 import { answeredBy, type Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { AsyncCallStore } from '../store/call-store.js';
-import { isRelayTool, RELAY_TOOL_DEFINITIONS, type RelayToolbox } from '../sessions/relay-tool.js';
+import { isRelayTool, type RelayToolbox } from '../sessions/relay-tool.js';
 import type { AuthEnv } from './auth.js';
 import type { ConnectionLimit } from './connection-limit.js';
 import { readLimitedOr } from './http.js';
@@ -156,7 +156,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
     server.setRequestHandler(ListToolsRequestSchema, () => ({
       tools: [
         { ...tool, annotations: { readOnlyHint: true, openWorldHint: false } },
-        ...(toolbox ? RELAY_TOOL_DEFINITIONS.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) : []),
+        ...(toolbox ? toolbox.definitions.map(({ name, description, inputSchema }) => ({ name, description, inputSchema })) : []),
       ],
     }));
 
@@ -172,7 +172,7 @@ export function mcpRoute(access: CardAccess, dialect: McpDialect, options: McpRo
         return { content: [{ type: 'text', text: result.text }], ...(result.isError ? { isError: true } : {}) };
       }
       if (name !== tool.name) {
-        const names = [tool.name, ...(toolbox ? RELAY_TOOL_DEFINITIONS.map((t) => t.name) : [])].join(', ');
+        const names = [tool.name, ...(toolbox ? toolbox.definitions.map((t) => t.name) : [])].join(', ');
         throw new McpError(ErrorCode.InvalidParams, `There is no tool "${name}"; this server offers ${names}.`);
       }
       const key = requestKey(extra.requestId);

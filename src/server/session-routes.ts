@@ -1,7 +1,7 @@
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
-import { SessionMessageSchema, StartSessionSchema } from '../sessions/model.js';
+import { SessionMessageSchema } from '../sessions/model.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { SessionManager } from '../sessions/manager.js';
 import { humanOnly, type AuthEnv } from './auth.js';
@@ -21,7 +21,7 @@ export function sessionRoutes(sessions: SessionManager, access: CardAccess) {
     throw new RelayError('not_found', `No session "${id}".`);
   };
 
-  app.post('/', humanOnly, async (c) => c.json(await sessions.start(await readJson(c, StartSessionSchema)), 201));
+  app.post('/', humanOnly, async (c) => c.json(await sessions.start(await readJson(c, sessions.startSchema)), 201));
   app.get('/', async (c) => c.json({ sessions: await access.visibleSessions(c.get('principal'), await sessions.list()) }));
   app.get('/:id', async (c) => c.json(await visible(c, c.req.param('id'))));
   app.patch('/:id', humanOnly, async (c) => {

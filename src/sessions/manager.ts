@@ -8,8 +8,9 @@ import type { Relay } from '../relay/relay.js';
 import type { AuditWriter } from '../store/audit-store.js';
 import type { AsyncSessionStore, SessionPatch } from '../store/session-store.js';
 import { AgentTokens } from './agent-tokens.js';
-import type { ProviderId, Session, SessionStatus, StartSession, TranscriptEntry } from './model.js';
-import { RELAY_TOOL_DEFINITIONS, RelayToolbox } from './relay-tool.js';
+import { startSessionSchema, type Session, type SessionStatus, type StartSession, type TranscriptEntry } from './model.js';
+import { providerIdSchema } from './providers.js';
+import { RelayToolbox } from './relay-tool.js';
 import type { Runner, RunnerContext, RunnerFactory } from './runner.js';
 import type { SessionOwners } from './session-owners.js';
 
@@ -25,7 +26,8 @@ import type { SessionOwners } from './session-owners.js';
 export interface SessionManagerOptions {
   relay: Relay;
   store: AsyncSessionStore;
-  providers: Partial<Record<ProviderId, RunnerFactory>>;
+  /** The runner factories by provider id, in the order they are listed (src/sessions/providers.ts: runnerFactories). */
+  providers: Readonly<Record<string, RunnerFactory>>;
   env?: NodeJS.ProcessEnv;
   clock?: Clock;
   /** A running turn with no activity for this long is shown as stuck. */
@@ -63,6 +65,8 @@ export class SessionManager {
   private readonly warn: (line: string) => void;
   private closing = false;
   readonly toolbox?: RelayToolbox;
+  /** A start request as POST /api/sessions takes it, the provider one of this relay's. */
+  readonly startSchema: ReturnType<typeof startSessionSchema>;
   /** The relay's own address once it listens, handed to agents as ASKRELAY_URL. */
   relayUrl?: string;
 
@@ -74,7 +78,9 @@ export class SessionManager {
     this.env = env;
     this.tokens = new AgentTokens(options.store, options.agentKey);
     this.warn = options.log ?? ((line) => console.warn(line));
-    if (options.access) this.toolbox = new RelayToolbox(options.access, this);
+    const providerIds = Object.keys(options.providers);
+    this.startSchema = startSessionSchema(providerIdSchema(providerIds));
+    if (options.access) this.toolbox = new RelayToolbox(options.access, this, providerIds);
   }
 
   /** The running session an agent token belongs to (stopped and failed sessions' tokens are void). */
@@ -123,9 +129,14 @@ export class SessionManager {
     if (!factory.engines.includes(engine)) {
       throw new RelayError('invalid_engine', `"${engine}" is not an engine of ${input.provider}; use ${factory.engines.join(' or ')}.`);
     }
-    if (input.askUserVariant === 'form' && engine !== 'extension') {
-      throw new RelayError('invalid_engine', 'askUserVariant "form" is Copilot\'s extension engine only; start the session with engine "extension".');
-    }
+    const variants = factory.askUserVariants?.[engine];
+    const refusal =
+      factory.checkStart?.({ engine, ...(input.askUserVariant ? { askUserVariant: input.askUserVariant } : {}) }) ??
+      // An engine without variants has the one ask_user, the classic kind.
+      (input.askUserVariant && !(variants ?? ['classic']).includes(input.askUserVariant)
+        ? `askUserVariant "${input.askUserVariant}" is not offered by ${input.provider}'s ${engine} engine.`
+        : undefined);
+    if (refusal) throw new RelayError('invalid_engine', refusal);
     const now = new Date(this.clock.now()).toISOString();
     const session: Session = {
       id: `s_${randomBytes(8).toString('hex')}`,
@@ -135,7 +146,7 @@ export class SessionManager {
       status: 'starting',
       relayMode: input.relayMode ?? 'autopilot',
       agentsMayAnswer: input.agentsMayAnswer ?? false,
-      ...(engine === 'extension' ? { askUserVariant: input.askUserVariant ?? 'classic' } : {}),
+      ...(variants?.length ? { askUserVariant: (input.askUserVariant ?? variants[0]) as Session['askUserVariant'] } : {}),
       createdAt: now,
       updatedAt: now,
     };
@@ -335,12 +346,13 @@ export class SessionManager {
     if (this.closing) throw new Error('The relay is shutting down.');
     const controller = new AbortController();
     const live: Live = { controller, lastActivity: this.clock.now(), asking: 0, runner: undefined as unknown as Runner };
-    live.runner = factory.create(this.context(session, live, saved === undefined ? undefined : JSON.stringify(saved)));
+    live.runner = factory.create(this.context(session, live, saved === undefined ? undefined : JSON.stringify(saved), factory.waitsMs?.[session.engine]));
     this.live.set(id, live);
     return live;
   }
 
-  private context(session: Session, live: Live, savedState: string | undefined): RunnerContext {
+  /** `waitMs`: how long the engine's cards wait unless the draft says (else the relay's default). */
+  private context(session: Session, live: Live, savedState: string | undefined, waitMs: number | undefined): RunnerContext {
     const { relay, store } = this.options;
     const id = session.id;
     const token = this.agentToken(id);
@@ -360,7 +372,7 @@ export class SessionManager {
       ...(toolbox
         ? {
             relayTools: {
-              definitions: RELAY_TOOL_DEFINITIONS,
+              definitions: toolbox.definitions,
               call: (name: string, args: unknown, toolCallId?: string) =>
                 toolbox.call(agent, name, args, (draft) => ctx.ask({ ...draft, ...(toolCallId ? { toolCallId } : {}) })),
             },
@@ -371,6 +383,8 @@ export class SessionManager {
           relayMode: session.relayMode,
           askedBy: { kind: 'agent', id, surface: session.provider },
           ...draft,
+          // The engine's own wait (Copilot's extension engine: ASKRELAY_WAIT_EXTENSION) unless the draft gives one.
+          ...(draft.waitSeconds === undefined && waitMs !== undefined ? { waitSeconds: waitMs / 1000 } : {}),
           sessionId: id,
           provider: session.provider,
           engine: session.engine,

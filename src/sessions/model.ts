@@ -1,10 +1,9 @@
 import { z } from 'zod';
 import { RelayModeSchema } from '../cards/model.js';
 
-// A session is one agent conversation the relay runs on a provider.
-
-export const ProviderIdSchema = z.enum(['claude', 'deepseek', 'copilot', 'openai', 'grok']);
-export type ProviderId = z.infer<typeof ProviderIdSchema>;
+// A session is one agent conversation the relay runs on a provider. Provider ids are plain
+// strings here: the registry (providers/index.ts) lists them, and the session manager checks a
+// start request against the providers it was given (startSessionSchema).
 
 /**
  * starting → running ⇄ waiting (a card is open) → idle (the turn ended; the next message
@@ -24,7 +23,7 @@ export type TranscriptEntry = z.infer<typeof TranscriptEntrySchema>;
 
 export const SessionSchema = z.object({
   id: z.string(),
-  provider: ProviderIdSchema,
+  provider: z.string(),
   engine: z.string(),
   model: z.string().optional(),
   status: SessionStatusSchema,
@@ -41,7 +40,7 @@ export const SessionSchema = z.object({
 export type Session = z.infer<typeof SessionSchema>;
 
 export const StartSessionSchema = z.object({
-  provider: ProviderIdSchema,
+  provider: z.string().min(1),
   engine: z.string().optional(),
   model: z.string().min(1).optional(),
   prompt: z.string().trim().min(1, 'prompt is empty'),
@@ -50,5 +49,8 @@ export const StartSessionSchema = z.object({
   askUserVariant: z.enum(['classic', 'form']).optional(),
 });
 export type StartSession = z.infer<typeof StartSessionSchema>;
+
+/** StartSessionSchema with the provider one of these ids. */
+export const startSessionSchema = (provider: z.ZodType<string>) => StartSessionSchema.extend({ provider });
 
 export const SessionMessageSchema = z.object({ text: z.string().trim().min(1, 'text is empty') });

@@ -5,7 +5,8 @@ import { RelayError } from '../errors.js';
 import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { Session, StartSession } from './model.js';
-import { StartSessionSchema } from './model.js';
+import { startSessionSchema } from './model.js';
+import { orList, providerIdSchema } from './providers.js';
 import type { RunnerContext } from './runner.js';
 import { clip } from '../cards/text.js';
 import { startSessionApproval, watchSessionApproval } from './approval-text.js';
@@ -23,13 +24,15 @@ export const AnswerQuestionInput = z.object({
     error: 'answers must be {questionId: {selected: [option labels], text?}} or a plain-text reply such as "1" or "PostgreSQL"',
   }),
 });
-export const StartSessionInput = StartSessionSchema.omit({ askUserVariant: true });
+/** start_session's input: a start request without askUserVariant, the provider one of these. */
+export const startSessionInput = (providerIds: readonly string[]) => startSessionSchema(providerIdSchema(providerIds)).omit({ askUserVariant: true });
 export const WatchSessionInput = z.object({ sessionId: z.string({ error: 'sessionId is required' }).min(1, 'sessionId is empty') });
 
 const ASK_HUMAN_FIRST =
   'Ask the human first unless they let agents decide: only answer a question when list_questions says you may (mayAnswer true).';
 
-export const RELAY_TOOLS = [
+/** The relay tool for a relay running these providers (start_session names them). */
+export const relayTools = (providerIds: readonly string[]) => [
   {
     name: 'list_questions',
     description: `Lists the questions (cards) that agent sessions are waiting on and that you may see, with their ids, options and whether you may answer them. ${ASK_HUMAN_FIRST}`,
@@ -45,8 +48,8 @@ export const RELAY_TOOLS = [
   {
     name: 'start_session',
     description:
-      'Starts a new agent session (provider claude, deepseek, copilot, openai or grok) with a prompt. The human must approve it first: this waits until they decide, and says whether the session was started and its id.',
-    schema: StartSessionInput,
+      `Starts a new agent session (provider ${orList(providerIds)}) with a prompt. The human must approve it first: this waits until they decide, and says whether the session was started and its id.`,
+    schema: startSessionInput(providerIds),
     waits: true,
   },
   {
@@ -58,7 +61,10 @@ export const RELAY_TOOLS = [
   },
 ] as const;
 
-export type RelayToolName = (typeof RELAY_TOOLS)[number]['name'];
+export type RelayToolName = ReturnType<typeof relayTools>[number]['name'];
+export const RELAY_TOOL_NAMES: readonly RelayToolName[] = ['list_questions', 'answer_question', 'start_session', 'watch_session'];
+/** The calls that may open an approval card, so may wait on the human. */
+const WAITING_TOOLS: readonly RelayToolName[] = ['start_session', 'watch_session'];
 
 /** A relay tool as a provider shows it to its model: name, description, JSON schema of the input. */
 export interface RelayToolDefinition {
@@ -69,15 +75,16 @@ export interface RelayToolDefinition {
   waits: boolean;
 }
 
-export const RELAY_TOOL_DEFINITIONS: readonly RelayToolDefinition[] = RELAY_TOOLS.map(({ name, description, schema, waits }) => {
-  const { $schema: _drop, ...inputSchema } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
-  return { name, description, inputSchema: { ...inputSchema, type: 'object' as const }, waits };
-});
+export const relayToolDefinitions = (providerIds: readonly string[]): readonly RelayToolDefinition[] =>
+  relayTools(providerIds).map(({ name, description, schema, waits }) => {
+    const { $schema: _drop, ...inputSchema } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
+    return { name, description, inputSchema: { ...inputSchema, type: 'object' as const }, waits };
+  });
 
-export const isRelayTool = (name: string): name is RelayToolName => RELAY_TOOLS.some((tool) => tool.name === name);
+export const isRelayTool = (name: string): name is RelayToolName => (RELAY_TOOL_NAMES as readonly string[]).includes(name);
 
 /** Whether a call of this relay tool may wait on an approval card (start_session, watch_session). */
-export const relayToolWaits = (name: string): boolean => RELAY_TOOLS.some((tool) => tool.name === name && tool.waits);
+export const relayToolWaits = (name: string): boolean => (WAITING_TOOLS as readonly string[]).includes(name);
 
 /** What the model reads back: one text, an error or not. */
 export interface RelayToolResult {
@@ -155,10 +162,18 @@ const fail = (text: string): RelayToolResult => ({ text, isError: true });
 const json = (value: unknown) => JSON.stringify(value, null, 2);
 
 export class RelayToolbox {
+  /** The tools as offered to models (and on /mcp): start_session names this relay's providers. */
+  readonly definitions: readonly RelayToolDefinition[];
+  private readonly startInput: ReturnType<typeof startSessionInput>;
+
   constructor(
     private readonly access: CardAccess,
     private readonly sessions: SessionsPort,
-  ) {}
+    providerIds: readonly string[],
+  ) {
+    this.definitions = relayToolDefinitions(providerIds);
+    this.startInput = startSessionInput(providerIds);
+  }
 
   async call(who: Principal, name: string, args: unknown, ask: AskFn): Promise<RelayToolResult> {
     try {
@@ -168,11 +183,11 @@ export class RelayToolbox {
         case 'answer_question':
           return await this.answerQuestion(who, parse(AnswerQuestionInput, args));
         case 'start_session':
-          return await this.startSession(who, parse(StartSessionInput, args), ask);
+          return await this.startSession(who, parse(this.startInput, args), ask);
         case 'watch_session':
           return await this.watchSession(who, parse(WatchSessionInput, args), ask);
         default:
-          return fail(`There is no relay tool "${name}"; use ${RELAY_TOOLS.map((t) => t.name).join(', ')}.`);
+          return fail(`There is no relay tool "${name}"; use ${RELAY_TOOL_NAMES.join(', ')}.`);
       }
     } catch (err) {
       if (err instanceof RelayError) return fail(err.message);

@@ -64,7 +64,16 @@ export interface RunnerFactory {
   /** The default model when the session names none. */
   defaultModel(env: NodeJS.ProcessEnv): string;
   create(ctx: RunnerContext): Runner;
+  /** How long (ms) the cards of an engine wait when the draft says nothing; else the relay's default (ASKRELAY_WAIT). */
+  readonly waitsMs?: Readonly<Record<string, number>>;
+  /** The ask_user variants an engine offers (askUserVariant), the first the default. */
+  readonly askUserVariants?: Readonly<Record<string, readonly string[]>>;
+  /** A start request the provider refuses although its engine exists: the sentence why. */
+  checkStart?(request: { engine: string; askUserVariant?: string }): string | undefined;
 }
+
+/** What a provider's runner module makes: the registry (providers/index.ts) adds the engines. */
+export type ProviderRunner = Omit<RunnerFactory, 'engines' | 'waitsMs' | 'askUserVariants' | 'checkStart'>;
 
 /** A runner for a provider that is not configured: every turn fails with one clear sentence. */
 export function missingKeyRunner(provider: { name: string; apiKeyVar: string; baseUrlVar: string }): Runner {

@@ -82,7 +82,7 @@ describe('a chat reply over the answer limit', () => {
     const dir = mkdtempSync(join(tmpdir(), 'askrelay-reply-'));
     const store = new SqliteStore(join(dir, 'askrelay.sqlite'));
     try {
-      const core = new Relay({ store: asyncCards(store), waits: { default: 3_600_000, extension: 3_600_000 } });
+      const core = new Relay({ store: asyncCards(store), waits: { default: 3_600_000 } });
       const access = new CardAccess(core, sessionFacts(asyncSessions(store.sessions)), store.audit);
       const inbox = new Inbox({ channel: 'slack', access, audit: store.audit, store: asyncChannels(store.channels), answerers: ['*'], now: () => Date.now() });
       const card = await core.create(COLORS);

@@ -58,7 +58,7 @@ describe('the outbox with a platform that holds its replies', () => {
     dir = mkdtempSync(join(tmpdir(), 'askrelay-outbox-'));
     clock = new FakeClock(Date.parse('2026-11-30T12:00:00.000Z'));
     store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-    relay = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000, extension: 3_600_000 } });
+    relay = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000 } });
     await relay.start();
     logs = [];
   });

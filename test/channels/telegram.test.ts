@@ -309,7 +309,7 @@ describe('telegram channel', () => {
   it('posts at start the open cards it never showed (a channel switched on later, or a crash before the outbox row)', async () => {
     await h.stop(true);
     const store = new SqliteStore(join(h.dataDir, 'askrelay.sqlite'));
-    const card = await new Relay({ store: asyncCards(store), waits: { default: 3_600_000, extension: 3_600_000 } }).create(single);
+    const card = await new Relay({ store: asyncCards(store), waits: { default: 3_600_000 } }).create(single);
     store.close();
     h = await start(h.dataDir);
     await h.idle();

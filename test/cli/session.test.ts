@@ -8,6 +8,7 @@ import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
 import { DEMO_QUESTION, lastToolResult, lastUserText, startAnthropicServer, type AnthropicServer, type ScriptedModel } from '../fakes/anthropic-server.js';
 import { runCli } from '../support/cli.js';
+import { closedPort } from '../support/closed-port.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -230,6 +231,14 @@ describe('askrelay session', { timeout: 60_000 }, () => {
     }
     const bare = await run('session');
     expect(bare.code).toBe(1);
+    // The providers come from the relay's registry (GET /api/providers), the default engine marked.
+    const start = (await run('session', 'start', '--help')).stdout;
+    expect(start).toContain('Providers and engines on the relay:\n  claude (Claude; the relay reads ANTHROPIC_BASE_URL, ANTHROPIC_API_KEY)\n    --engine code       Claude Code (default)\n');
+    expect(start).toContain('  grok (Grok; the relay reads XAI_BASE_URL, XAI_API_KEY)\n    --engine chat       Chat Completions; no question tool, Grok asks in its reply (default)\n');
+    expect(start).not.toMatch(/claude or deepseek|claude\|deepseek/);
+    const away = await runCli(['session', 'start', '--help'], { ASKRELAY_URL: `http://127.0.0.1:${await closedPort()}`, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' }, scratch);
+    expect(away.code).toBe(0);
+    expect(away.stdout).toMatch(/Providers and engines: a running relay lists them \(GET \/api\/providers\); this one did not: cannot reach the relay/);
     const main = await run('--help');
     expect(main.stdout).toMatch(/session +start, list, show/);
     expect(main.stdout).toMatch(/demo +try it without any key/);

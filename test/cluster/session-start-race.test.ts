@@ -47,7 +47,7 @@ function counting(node: string, started: string[]): RunnerFactory {
 async function node(id: string, started: string[], wrap: (store: AsyncSessionStore) => AsyncSessionStore = (s) => s) {
   const stores = await postgresStores(db.url, randomBytes(32), () => {});
   const cluster = await stores.joinCluster(id, 1500, () => {});
-  const relay = new Relay({ store: stores.cards, waits: { default: HOUR, extension: HOUR } });
+  const relay = new Relay({ store: stores.cards, waits: { default: HOUR } });
   await relay.start();
   const owners: SessionOwners = {
     node: id,

@@ -31,7 +31,7 @@ let relay: Relay;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'askrelay-fuzz-'));
   store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-  relay = new Relay({ store: asyncCards(store), waits: { default: 3_600_000, extension: 3_600_000 } });
+  relay = new Relay({ store: asyncCards(store), waits: { default: 3_600_000 } });
   await relay.start();
 });
 afterAll(() => {

@@ -104,7 +104,7 @@ interface Harness {
 
 async function harness(file: string, waitMs: number, clock?: FakeClock): Promise<Harness> {
   const store = new SqliteStore(file);
-  const relay = new Relay({ store: asyncCards(store), waits: { default: waitMs, extension: waitMs }, ...(clock ? { clock } : {}) });
+  const relay = new Relay({ store: asyncCards(store), waits: { default: waitMs }, ...(clock ? { clock } : {}) });
   await relay.start();
   const sessions = new SessionManager({ relay, store: asyncSessions(store.sessions), providers: { claude: factory() }, env });
   await sessions.recover();

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import type { Session } from '../../src/sessions/model.js';
-import { RELAY_TOOL_DEFINITIONS } from '../../src/sessions/relay-tool.js';
+import { relayToolDefinitions } from '../../src/sessions/relay-tool.js';
 import type { RunnerContext } from '../../src/sessions/runner.js';
 import { messagesEngine } from '../../providers/claude/engine-messages.js';
 import {
@@ -288,7 +288,7 @@ describe('the messages engine keeps each tool call\'s result as soon as it has i
       saveState: (next) => saved.push(structuredClone(next)),
       env: {},
       relayTools: {
-        definitions: RELAY_TOOL_DEFINITIONS,
+        definitions: relayToolDefinitions(['claude']),
         call: async (name, args, toolCallId) => {
           calls.push([name, args, toolCallId]);
           return { text: 'The human approved.', isError: false };

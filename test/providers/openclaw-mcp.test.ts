@@ -306,7 +306,7 @@ describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
     const dir = mkdtempSync(join(tmpdir(), 'askrelay-openclaw-'));
     const store = new SqliteStore(join(dir, 'cards.db'));
     const clock = new FakeClock(Date.now());
-    const own = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000, extension: 3_600_000 } });
+    const own = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000 } });
     await own.start();
     const access = new CardAccess(own, sessionFacts(asyncSessions(store.sessions)), store.audit);
     const app = new Hono<AuthEnv>();

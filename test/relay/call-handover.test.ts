@@ -26,7 +26,7 @@ let relay: Relay;
 beforeEach(async () => {
   db = await freshDatabase();
   stores = await postgresStores(db.url, randomBytes(32), () => {});
-  relay = new Relay({ store: stores.cards, waits: { default: HOUR, extension: HOUR } });
+  relay = new Relay({ store: stores.cards, waits: { default: HOUR } });
   await relay.start();
 });
 afterEach(async () => {

@@ -25,7 +25,7 @@ let relay: Relay;
 
 const open = (options: SqliteOptions = {}) => {
   store = new SqliteStore(join(dir, 'askrelay.sqlite'), options);
-  relay = new Relay({ store: asyncCards(store), clock, waits: { default: 8 * HOUR, extension: 2 * HOUR } });
+  relay = new Relay({ store: asyncCards(store), clock, waits: { default: 8 * HOUR } });
   return relay.start();
 };
 
@@ -43,11 +43,11 @@ afterEach(() => {
 
 
 describe('creating', () => {
-  it('stores a pending card that expires after the default wait, or 2 h on the extension engine', async () => {
+  it('stores a pending card that expires after the default wait, or after the wait its draft gives (an engine\'s own)', async () => {
     const card = await relay.create(question);
     expect(card.status).toBe('pending');
     expect(Date.parse(card.expiresAt) - Date.parse(card.createdAt)).toBe(8 * HOUR);
-    const ext = await relay.create({ ...question, engine: 'extension', provider: 'copilot' });
+    const ext = await relay.create({ ...question, engine: 'extension', provider: 'copilot', waitSeconds: 2 * 3600 });
     expect(Date.parse(ext.expiresAt) - Date.parse(ext.createdAt)).toBe(2 * HOUR);
     expect(await relay.get(card.id)).toEqual(card);
   });
@@ -201,7 +201,7 @@ describe('answering', () => {
   it('an answer committed by another process first is judged against the stored winner', async () => {
     const card = await relay.create(question);
     const other = new SqliteStore(join(dir, 'askrelay.sqlite'));
-    const rival = new Relay({ store: asyncCards(other), clock, waits: { default: HOUR, extension: HOUR } });
+    const rival = new Relay({ store: asyncCards(other), clock, waits: { default: HOUR } });
     await rival.answer(card.id, pick('PostgreSQL'));
     expect(await codeOfAsync(() => relay.answer(card.id, pick('SQLite')))).toBe('already_answered');
     expect((await relay.answer(card.id, pick('PostgreSQL'))).answer).toEqual(pick('PostgreSQL'));

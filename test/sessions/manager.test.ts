@@ -10,6 +10,7 @@ import { asyncSessions } from '../../src/store/session-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
+import { waitUntil } from '../support/wait-until.js';
 
 // The manager's own rules, with a runner the test drives step by step: the provider
 // runners are tested against real SDKs in test/providers/.
@@ -37,7 +38,7 @@ beforeEach(async () => {
   dir = mkdtempSync(join(tmpdir(), 'askrelay-sessions-'));
   clock = new FakeClock();
   store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-  relay = new Relay({ store: asyncCards(store), clock, waits: { default: 60 * MINUTE, extension: 60 * MINUTE } });
+  relay = new Relay({ store: asyncCards(store), clock, waits: { default: 60 * MINUTE } });
   await relay.start();
   manager = new SessionManager({ relay, store: asyncSessions(store.sessions), providers: { claude: scripted }, clock, stuckAfterMs: 10 * MINUTE });
 });
@@ -146,3 +147,50 @@ async function waitForSession(): Promise<string> {
     await Promise.resolve();
   }
 }
+
+it('gives an engine its own card wait and ask_user variants, and asks the provider about a start request', async () => {
+  const variant: RunnerFactory = {
+    ...scripted,
+    engines: ['plain', 'patient'],
+    waitsMs: { patient: 2 * MINUTE },
+    askUserVariants: { patient: ['classic', 'form'] },
+  };
+  const own = new SessionManager({ relay, store: asyncSessions(store.sessions), providers: { copilot: variant, claude: scripted }, clock });
+  try {
+    const patient = await own.start({ provider: 'copilot', engine: 'patient', prompt: 'go' });
+    expect(patient.askUserVariant).toBe('classic');
+    const card = await relay.create({ questions: [{ text: 'placeholder' }] }); // the relay's default: 60 minutes
+    expect(Date.parse(card.expiresAt) - Date.parse(card.createdAt)).toBe(60 * MINUTE);
+    void ctx.ask({ questions: [{ text: 'Which DB?', options: ['A', 'B'] }], toolCallId: 't1' });
+    const asked = await waitForCard(patient.id);
+    expect(Date.parse(asked.expiresAt) - Date.parse(asked.createdAt)).toBe(2 * MINUTE);
+    void ctx.ask({ questions: [{ text: 'How long?' }], toolCallId: 't2', waitSeconds: 30 });
+    const own30 = (await waitForCards(patient.id, 2)).find((c) => c.questions[0].text === 'How long?')!;
+    expect(Date.parse(own30.expiresAt) - Date.parse(own30.createdAt)).toBe(30_000);
+
+    const plain = await own.start({ provider: 'copilot', engine: 'plain', prompt: 'go' });
+    expect(plain.askUserVariant).toBeUndefined();
+    await expect(own.start({ provider: 'copilot', engine: 'plain', askUserVariant: 'form', prompt: 'go' })).rejects.toThrow(
+      'askUserVariant "form" is not offered by copilot\'s plain engine.',
+    );
+    const refusing = new SessionManager({
+      relay,
+      store: asyncSessions(store.sessions),
+      providers: { copilot: { ...variant, checkStart: ({ engine, askUserVariant }) => (askUserVariant === 'form' && engine !== 'patient' ? 'form is the patient engine\'s' : undefined) } },
+      clock,
+    });
+    await expect(refusing.start({ provider: 'copilot', engine: 'plain', askUserVariant: 'form', prompt: 'go' })).rejects.toThrow("form is the patient engine's");
+    await refusing.close();
+    expect(own.startSchema.safeParse({ provider: 'grok', prompt: 'go' }).success).toBe(false);
+    expect(own.startSchema.safeParse({ provider: 'copilot', prompt: 'go' }).success).toBe(true);
+  } finally {
+    await own.close();
+  }
+});
+
+const waitForCards = (sessionId: string, count: number): Promise<Card[]> =>
+  waitUntil(async () => {
+    const cards = await relay.list({ sessionId });
+    return cards.length >= count ? cards : undefined;
+  }, `${count} cards of ${sessionId}`);
+const waitForCard = async (sessionId: string): Promise<Card> => (await waitForCards(sessionId, 1))[0];

@@ -55,7 +55,7 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
   const clock = options.clock ?? new FakeClock(Date.parse('2026-11-30T12:00:00.000Z'));
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-channel-'));
   const store = new SqliteStore(join(dataDir, 'askrelay.sqlite'));
-  const relay = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000, extension: 3_600_000 } });
+  const relay = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000 } });
   auditCardEvents(relay.events, store.audit);
   const access = new CardAccess(relay, sessionFacts(asyncSessions(store.sessions)), store.audit);
   const logs: string[] = [];
