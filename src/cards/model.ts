@@ -118,4 +118,3 @@ export interface CardDraft extends CardInput {
   askedBy?: AnsweredBy;
 }
 
-export const isOpen = (card: Card) => card.status === 'pending';

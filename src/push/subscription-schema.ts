@@ -48,4 +48,3 @@ export const PushSubscriptionSchema = z.object({
 
 export const EndpointSchema = z.object({ endpoint: z.string({ error: 'is required: the subscription endpoint to remove' }).min(1) });
 
-export type PushSubscriptionInput = z.infer<typeof PushSubscriptionSchema>;
