@@ -6,8 +6,8 @@ import { ASK_USER_QUESTION, AskUserQuestionInputSchema, type AskUserQuestionInpu
 
 // Claude's adapter: pure functions between Claude Code's AskUserQuestion and the relay's
 // card (ExitPlanMode and other tools' approval cards are in approvals.ts). No I/O. The
-// strings and shapes below are the ones Claude Code 2.1.332 uses (measured, see DESIGN.md
-// "Facts measured from the real SDKs"); golden tests pin them.
+// strings and shapes below are the ones Claude Code 2.1.332 uses (measured: docs/providers/claude.md
+// and test/providers/golden/); golden tests pin them.
 
 // ---- Tool input → card draft -----------------------------------------------------------
 

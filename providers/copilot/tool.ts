@@ -4,7 +4,7 @@ import { z } from 'zod';
 // (overridesBuiltInTool), so this schema is ours: the model sees exactly this.
 
 export const ASK_USER = 'ask_user';
-/** The relay keeps the first 8 choices and drops the rest (DESIGN.md). */
+/** The relay keeps the first 8 choices and drops the rest (docs/providers/copilot.md). */
 export const MAX_CHOICES = 8;
 
 export const ASK_USER_DESCRIPTION = [

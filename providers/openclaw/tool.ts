@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { LIMITS } from '../../src/cards/model.js';
 
 // OpenClaw's ask_user, served over MCP at /mcp/openclaw, so an agent written for OpenClaw's
-// own tool works unchanged (DESIGN.md, "OpenClaw's ask_user"). The limits are OpenClaw's.
+// own tool works unchanged (docs/providers/openclaw.md). The limits are OpenClaw's.
 
 export const ASK_USER = 'ask_user';
 

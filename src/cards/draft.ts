@@ -37,7 +37,7 @@ export function optionLabelProblem(where: string, labels: readonly string[], uni
 
 /**
  * How the option labels of a provider-owned tool are shown on a card. The provider owns
- * that schema (DESIGN.md), so its labels are shaped to pass the card's rules rather than
+ * that schema (docs/architecture.md), so its labels are shaped to pass the card's rules rather than
  * refused: trimmed, cut to LIMITS.labelChars, a label that shows nothing named by its
  * place ("Option 2"), labels that end up alike (case ignored) told apart by " (2)", and
  * "Other"-like ones left out (undefined). Entry i belongs to labels[i], so an answer finds

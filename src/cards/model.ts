@@ -1,6 +1,6 @@
 import { z } from 'zod';
 
-// The card model: one shape for every provider and every surface (DESIGN.md, "The card model").
+// The card model: one shape for every provider and every surface (docs/architecture.md, "The card model").
 
 export const LIMITS = {
   questions: 10,

@@ -2,7 +2,7 @@ import { RelayError } from '../errors.js';
 import { LIMITS, type Answer, type AnswerEntry, type Card, type Question } from './model.js';
 
 // What a person typed, read as the answer to a card: OpenClaw's plain-text rules
-// (DESIGN.md, "Plain-text replies"), used by every surface where a person types.
+// (docs/api.md, `POST /api/cards/:id/reply`), used by every surface where a person types.
 //
 // One question:
 //   - the whole text is an option's label (any case, trimmed) → that option;

@@ -1,6 +1,6 @@
 import type { RelayMode } from '../cards/model.js';
 
-// What every agent the relay runs is told about asking (DESIGN.md, "Agents are told").
+// What every agent the relay runs is told about asking (each provider's page in docs/providers/ shows what its agents read).
 // One text for every provider; `tool` names the question tool the provider offers.
 export function relayGuidance(tool: string, relayMode: RelayMode): string {
   const noAnswer =

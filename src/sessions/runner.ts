@@ -25,7 +25,7 @@ export interface RunnerContext {
   loadState<T>(): T | undefined;
   saveState(state: unknown): void;
   /**
-   * Provider endpoint settings read from the environment (see DESIGN.md), plus the
+   * Provider endpoint settings read from the environment (each provider's page in docs/providers/), plus the
    * session's own ASKRELAY_TOKEN (its agent token) and ASKRELAY_URL for the agent's shell.
    */
   readonly env: NodeJS.ProcessEnv;

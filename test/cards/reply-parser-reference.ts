@@ -4,7 +4,7 @@ import { RelayError } from '../../src/errors.js';
 import type { Answer, AnswerEntry, Card, Question } from '../../src/cards/model.js';
 
 // What a person typed, read as the answer to a card: OpenClaw's plain-text rules
-// (DESIGN.md, "Plain-text replies"), used by every surface where a person types.
+// (docs/api.md, `POST /api/cards/:id/reply`), used by every surface where a person types.
 //
 // One question:
 //   - the whole text is an option's label (any case, trimmed) → that option;

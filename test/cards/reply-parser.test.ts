@@ -5,7 +5,7 @@ import { parseReply as referenceParseReply } from './reply-parser-reference.js';
 import { RelayError } from '../../src/errors.js';
 import { cardOf } from '../support/card-fixture.js';
 
-// Golden tests for the plain-text reply parser (OpenClaw's rules, DESIGN.md).
+// Golden tests for the plain-text reply parser (OpenClaw's rules, docs/api.md, `POST /api/cards/:id/reply`).
 
 const card = (questions: QuestionInput[], selectSeveral = false) => cardOf(questions, { selectSeveral });
 

@@ -1,7 +1,7 @@
 // Grok's system prompt, written out: messages[0] of the requests the fake xAI server
 // (test/fakes/openai-server.ts) received in grok.test.ts at commit cd9fe5a, 2026-12-01.
-// It is DESIGN.md's "Agents are told" without the question tool; a change to
-// providers/grok/tool.ts must be made here too, on purpose.
+// It is the advice src/sessions/guidance.ts gives other agents, without the question tool;
+// a change to providers/grok/tool.ts must be made here too, on purpose.
 
 const HEAD = [
   'You are running under askrelay, which shows your replies to a human on their phone, browser or terminal.',
