@@ -12,9 +12,9 @@ import { RELAY_TOOL_NAMES } from '../../src/sessions/relay-tool.js';
 export const GROK_QUESTION_TOOL = 'none (asks in its reply text)';
 
 /**
- * The system prompt every Grok session starts with (the advice src/sessions/guidance.ts gives
- * other agents, minus the question tool); with `relayTools` (the relay runs with access rules) one more line says what the
- * relay tool is for.
+ * The system prompt every Grok session starts with (the advice src/sessions/guidance.ts
+ * gives other agents, minus the question tool); with `relayTools` (the relay runs with
+ * access rules) one more line says what the relay tool is for.
  */
 export function grokSystemPrompt(relayMode: RelayMode, relayTools = false): string {
   const mode =
