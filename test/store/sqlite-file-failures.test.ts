@@ -3,9 +3,9 @@ import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync,
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { Card } from '../../src/cards/model.js';
 import { DB_FILE } from '../../src/start.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { cardOf } from '../support/card-fixture.js';
 import { serveOnce } from '../support/cli.js';
 import { lockSqliteFile } from '../support/sqlite-locker.js';
 
@@ -39,21 +39,10 @@ function folder(): { data: string; file: string } {
   return { data, file: join(data, DB_FILE) };
 }
 
-const CARD: Card = {
-  id: 'c_0123456789abcdef',
-  sessionId: null,
-  provider: 'api',
-  tool: 'cards',
-  origin: 'relay',
-  kind: 'question',
-  layout: 'steps',
-  questions: [{ id: 'q1', text: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }], multiSelect: false, freeText: true }],
-  selectSeveral: false,
-  relayMode: 'autopilot',
-  status: 'pending',
+const CARD = cardOf([{ text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }], {
   createdAt: '2026-12-01T00:00:00.000Z',
   expiresAt: '2099-12-01T00:00:00.000Z',
-};
+});
 
 /** A relay's database with a pending card and a few hundred audit entries (so that it spans many pages), all in the main file. */
 function relayDatabase(file: string): void {
