@@ -10,6 +10,9 @@ import { orList, providerIdSchema } from './providers.js';
 import type { RunnerContext } from './runner.js';
 import { clip } from '../cards/text.js';
 import { startSessionApproval, watchSessionApproval } from './approval-text.js';
+import { RELAY_TOOL_NAMES, type RelayToolDefinition, type RelayToolName, type RelayToolResult } from './relay-tool-contract.js';
+
+export { RELAY_TOOL_NAMES, type RelayToolDefinition, type RelayToolName, type RelayToolResult } from './relay-tool-contract.js';
 
 // The relay tool: what an agent uses to work with other sessions. Every session the relay
 // runs gets it in its provider's own form (providers/<id>/ turn RELAY_TOOLS into their tool
@@ -61,19 +64,8 @@ export const relayTools = (providerIds: readonly string[]) => [
   },
 ] as const;
 
-export type RelayToolName = ReturnType<typeof relayTools>[number]['name'];
-export const RELAY_TOOL_NAMES: readonly RelayToolName[] = ['list_questions', 'answer_question', 'start_session', 'watch_session'];
 /** The calls that may open an approval card, so may wait on the human. */
 const WAITING_TOOLS: readonly RelayToolName[] = ['start_session', 'watch_session'];
-
-/** A relay tool as a provider shows it to its model: name, description, JSON schema of the input. */
-export interface RelayToolDefinition {
-  name: RelayToolName;
-  description: string;
-  inputSchema: { type: 'object'; [key: string]: unknown };
-  /** The call may open an approval card, so it may wait on the human (days): runners keep it across a restart. */
-  waits: boolean;
-}
 
 export const relayToolDefinitions = (providerIds: readonly string[]): readonly RelayToolDefinition[] =>
   relayTools(providerIds).map(({ name, description, schema, waits }) => {
@@ -85,12 +77,6 @@ export const isRelayTool = (name: string): name is RelayToolName => (RELAY_TOOL_
 
 /** Whether a call of this relay tool may wait on an approval card (start_session, watch_session). */
 export const relayToolWaits = (name: string): boolean => (WAITING_TOOLS as readonly string[]).includes(name);
-
-/** What the model reads back: one text, an error or not. */
-export interface RelayToolResult {
-  text: string;
-  isError: boolean;
-}
 
 /** Opens a card for the caller and resolves once it is closed (the session's ctx.ask, or MCP's). */
 export type AskFn = (draft: CardDraft) => Promise<Card>;

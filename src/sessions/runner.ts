@@ -1,6 +1,6 @@
 import type { Card, CardDraft } from '../cards/model.js';
 import type { Session, TranscriptEntry } from './model.js';
-import type { RelayToolDefinition, RelayToolResult } from './relay-tool.js';
+import type { RelayToolDefinition, RelayToolResult } from './relay-tool-contract.js';
 
 // The seam between the session manager and a provider's runner. A runner owns the SDK
 // and its I/O; everything else (cards, waiting, transcript, status) goes through here.
