@@ -1,15 +1,12 @@
 import type { Hono } from 'hono';
 import type { Card } from '../cards/model.js';
 import type { Clock } from '../relay/clock.js';
-import type { ChannelsConfig } from './config.js';
+import type { ChannelId, ChannelsConfig } from './config.js';
 
 // What every chat channel (Telegram, Slack, Discord, Mattermost) is to the rest of the
 // relay. A channel is a surface: it gets cards from the outbox (posts and closing edits,
 // retried durably) and hands people's taps and replies to the inbox, which answers through
 // the relay core like every other surface. A channel never talks to a provider.
-
-export const CHANNEL_IDS = ['telegram', 'slack', 'discord', 'mattermost'] as const;
-export type ChannelId = (typeof CHANNEL_IDS)[number];
 
 /** Where a card's message landed: the platform's chat (channel) id and message id (Slack: ts). */
 export interface MessageRef {

@@ -2,12 +2,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { z } from 'zod';
 import { namedDuration } from '../config.js';
-import { CHANNEL_IDS, type ChannelId } from './channel.js';
 
 // Channel configuration: a JSON file (ASKRELAY_CHANNELS, or <data>/channels.json when it
 // exists) and/or variables (ASKRELAY_TELEGRAM_TOKEN, …); a variable wins over the file.
 // A channel is on when its token is set. Mistakes stop `askrelay serve` with a sentence
 // naming the setting, rather than a channel that silently never posts.
+
+/** The chat platforms a relay can post to; src/channels/index.ts has a channel for each. */
+export const CHANNEL_IDS = ['telegram', 'slack', 'discord', 'mattermost'] as const;
+export type ChannelId = (typeof CHANNEL_IDS)[number];
 
 const ids = z.array(z.string().trim().min(1)).min(1, 'name at least one user id, or "*" for anyone in the chat');
 const route = z.object({ providers: z.array(z.string().min(1)).optional() }).strict();

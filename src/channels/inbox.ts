@@ -6,7 +6,8 @@ import type { CardAccess } from '../relay/card-access.js';
 import type { AuditWriter } from '../store/audit-store.js';
 import type { AsyncChannelStore } from '../store/channel-store.js';
 import { closedNotice } from './card-text.js';
-import type { ChannelId, ChannelInbox, InboundAction, InboundOutcome, MessageRef } from './channel.js';
+import type { ChannelInbox, InboundAction, InboundOutcome, MessageRef } from './channel.js';
+import type { ChannelId } from './config.js';
 
 // People's taps and replies from one channel, under the same rules everywhere: only the
 // configured answerers may answer (anyone else is refused politely and audited), a tap

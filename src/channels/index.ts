@@ -1,4 +1,5 @@
-import type { ChannelFactory, ChannelId } from './channel.js';
+import type { ChannelFactory } from './channel.js';
+import type { ChannelId } from './config.js';
 import { discordChannel } from './discord/index.js';
 import { mattermostChannel } from './mattermost/index.js';
 import { slackChannel } from './slack/index.js';

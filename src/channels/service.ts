@@ -4,8 +4,8 @@ import type { CardAccess } from '../relay/card-access.js';
 import { systemClock, type Clock } from '../relay/clock.js';
 import type { AuditWriter } from '../store/audit-store.js';
 import type { AsyncChannelStore } from '../store/channel-store.js';
-import type { Channel, ChannelContext, ChannelFactory, ChannelId } from './channel.js';
-import type { ChannelsConfig } from './config.js';
+import type { Channel, ChannelContext, ChannelFactory } from './channel.js';
+import type { ChannelId, ChannelsConfig } from './config.js';
 import { Inbox } from './inbox.js';
 import { Outbox } from './outbox.js';
 
