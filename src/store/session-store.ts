@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
-import type { Session, TranscriptEntry } from '../sessions/model.js';
+import type { Session, TranscriptEntry } from './session-record.js';
 import type { Async } from './store.js';
 
 // Sessions live in the same SQLite file as the cards: the record, its transcript (one

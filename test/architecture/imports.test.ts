@@ -24,4 +24,8 @@ describe('the import graph', () => {
   it('providers never import a surface (src/server, src/cli, src/channels)', () => {
     expect(importers(under('src/server', 'src/cli', 'src/channels'), under('providers'))).toEqual([]);
   });
+
+  it('the store never imports the sessions layer (the session record is the store\'s own)', () => {
+    expect(importers(under('src/sessions'), under('src/store'))).toEqual([]);
+  });
 });

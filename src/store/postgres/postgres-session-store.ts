@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import { transaction } from './transaction.js';
-import type { Session, TranscriptEntry } from '../../sessions/model.js';
+import type { Session, TranscriptEntry } from '../session-record.js';
 import type { AsyncSessionStore, SessionPatch } from '../session-store.js';
 
 // The sessions in PostgreSQL, with the SQLite store's semantics (src/store/session-store.ts):
