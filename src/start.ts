@@ -15,6 +15,7 @@ import { PushSender } from './push/push-sender.js';
 import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
+import { mcpSettingsFromEnv } from './server/mcp-route.js';
 import { SessionManager } from './sessions/manager.js';
 import { existingAuditKey, loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
 import { lockDataFolder } from './store/folder-lock.js';
@@ -72,15 +73,15 @@ async function openStore(config: ServeConfig, notices: (string | undefined)[]): 
 }
 
 export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
-  // First: a bad wait setting (ASKRELAY_WAIT_EXTENSION) stops the start before anything opens.
-  const providers = describeProviders(PROVIDERS, config.env, config.waitMs);
+  // First: a bad wait setting (ASKRELAY_WAIT_EXTENSION, ASKRELAY_MCP_*) stops the start before anything opens.
+  const settings = { providers: describeProviders(PROVIDERS, config.env, config.waitMs), mcp: mcpSettingsFromEnv(config.env) };
   const notices = [openDataFolder(config.dataDir)];
   // Before the store opens: a second relay on this folder stops here, having touched nothing.
   const lock = lockDataFolder(config.dataDir);
   notices.push(lock.notice);
   let running: RunningRelay;
   try {
-    running = await startLocked(config, notices, providers);
+    running = await startLocked(config, notices, settings);
   } catch (err) {
     lock.release();
     throw err;
@@ -90,7 +91,13 @@ export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   return { ...running, close: () => (closed ??= close().finally(() => lock.release())) };
 }
 
-async function startLocked(config: ServeConfig, notices: (string | undefined)[], providers: ProviderInfo[]): Promise<RunningRelay> {
+/** What startRelay read from the environment before it opened anything. */
+interface Settings {
+  providers: ProviderInfo[];
+  mcp: ReturnType<typeof mcpSettingsFromEnv>;
+}
+
+async function startLocked(config: ServeConfig, notices: (string | undefined)[], { providers, mcp }: Settings): Promise<RunningRelay> {
   const { store, secrets } = await openStore(config, notices);
   const { token, vapid } = secrets;
   // An answer holding the relay's own token is refused (src/cards/secrets.ts).
@@ -103,6 +110,8 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   // Other nodes alive now may have MCP calls waiting: theirs are not this node's to cancel.
   const alone = (await cluster.nodes()).every((n) => n.id === node);
   const { clock } = config;
+  // Where agents reach the relay (ASKRELAY_URL in their environment), known once it listens.
+  let agentUrl: string | undefined;
   const relay = new Relay({ store: store.cards, waits: { default: config.waitMs }, ...(clock ? { clock } : {}) });
   const nodes = await wireNodes(cluster, relay, (line) => console.warn(`askrelay: ${line}`));
   const load = newNodeLoad();
@@ -119,7 +128,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     queued: nodes.queued,
     // Asked only once the relay listens (delivery starts at channels.start()).
     ...(clock ? { clock } : {}),
-    context: { publicUrl: () => channelConfig.publicUrl ?? sessions.relayUrl ?? '', secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
+    context: { publicUrl: () => channelConfig.publicUrl ?? agentUrl ?? '', secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
   });
   channels.listen();
   // Audited from the first event on: cards that expired while the relay was down included.
@@ -137,6 +146,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     // the database keeps only their hashes.
     agentKey: createHash('sha256').update(`askrelay agents\0${token}`).digest(),
     owners: nodes.owners,
+    relayUrl: () => agentUrl,
     ...(clock ? { clock } : {}),
   });
   await sessions.recover();
@@ -149,6 +159,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     calls: store.calls,
     logins: store.logins,
     ...(channelConfig.publicUrl ? { publicUrl: channelConfig.publicUrl } : {}),
+    mcp,
     mcpDialects: MCP_DIALECTS,
     recoverMcpCalls: alone,
     cluster,
@@ -177,9 +188,9 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  // Agents reach the relay here (ASKRELAY_URL in their environment); a wildcard host is reached on loopback.
+  // A wildcard host is reached on loopback.
   const reach = ['0.0.0.0', '::'].includes(config.host) ? '127.0.0.1' : host;
-  sessions.relayUrl = `http://${reach}:${port}/`;
+  agentUrl = `http://${reach}:${port}/`;
   // Posting (and polling) starts once the relay can take the callbacks, on the node holding the channels.
   await nodes.start({ sessions, channels, url: () => `http://${host}:${port}/`, load });
 

@@ -18,7 +18,7 @@ import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
 import type { McpDialect } from '../relay/call-waits.js';
 import { pushRoutes, type PushRoutesOptions } from './push-routes.js';
-import { mcpRoute, mcpSettingsFromEnv, type McpRouteOptions } from './mcp-route.js';
+import { mcpRoute, type McpRouteOptions } from './mcp-route.js';
 import { ConnectionLimit } from './connection-limit.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
@@ -44,7 +44,7 @@ export interface AppOptions {
    * origin counts as the relay's own, and an https one makes the page's cookie Secure.
    */
   publicUrl?: string;
-  /** /mcp and /mcp/openclaw timings; by default from ASKRELAY_MCP_PROGRESS, ASKRELAY_MCP_GRACE and ASKRELAY_MCP_IDLE. */
+  /** /mcp and /mcp/openclaw timings (the composition root reads ASKRELAY_MCP_PROGRESS, ASKRELAY_MCP_GRACE and ASKRELAY_MCP_IDLE); without them, the defaults. */
   mcp?: Omit<McpRouteOptions, 'calls'>;
   /** Long-lived connections one caller may hold (ASKRELAY_MAX_CONNECTIONS; default 1000). */
   maxConnections?: number;
@@ -111,7 +111,7 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   if (push) app.route('/api/push', pushRoutes(push));
   if (channels) app.get('/api/channels', humanOnly, async (c) => c.json({ channels: await channels.status() }));
   app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data), load));
-  const mcpOptions = mcp ?? mcpSettingsFromEnv(process.env);
+  const mcpOptions = mcp ?? {};
   app.use('/mcp', requireToken(tokens));
   app.use('/mcp/*', requireToken(tokens));
   for (const [path, dialect] of Object.entries(mcpDialects)) {

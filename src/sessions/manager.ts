@@ -42,6 +42,8 @@ export interface SessionManagerOptions {
   log?: (line: string) => void;
   /** Several nodes on one database: which node runs which session (see session-owners.ts). */
   owners?: SessionOwners;
+  /** The relay's own address, handed to agents as ASKRELAY_URL; known once it listens. */
+  relayUrl?: () => string | undefined;
 }
 
 interface Live {
@@ -67,8 +69,6 @@ export class SessionManager {
   readonly toolbox?: RelayToolbox;
   /** A start request as POST /api/sessions takes it, the provider one of this relay's. */
   readonly startSchema: ReturnType<typeof startSessionSchema>;
-  /** The relay's own address once it listens, handed to agents as ASKRELAY_URL. */
-  relayUrl?: string;
 
   constructor(private readonly options: SessionManagerOptions) {
     this.clock = options.clock ?? systemClock;
@@ -353,7 +353,7 @@ export class SessionManager {
 
   /** `waitMs`: how long the engine's cards wait unless the draft says (else the relay's default). */
   private context(session: Session, live: Live, savedState: string | undefined, waitMs: number | undefined): RunnerContext {
-    const { relay, store } = this.options;
+    const { relay, store, relayUrl } = this.options;
     const id = session.id;
     const token = this.agentToken(id);
     const agent: Principal = { kind: 'agent', id, sessionId: id, surface: 'relay-tool' };
@@ -367,7 +367,8 @@ export class SessionManager {
       signal: live.controller.signal,
       // Read when the runner starts its SDK: by then the relay listens and knows its URL.
       get env() {
-        return { ...manager.env, ASKRELAY_TOKEN: token, ...(manager.relayUrl ? { ASKRELAY_URL: manager.relayUrl } : {}) };
+        const url = relayUrl?.();
+        return { ...manager.env, ASKRELAY_TOKEN: token, ...(url ? { ASKRELAY_URL: url } : {}) };
       },
       ...(toolbox
         ? {
