@@ -194,3 +194,23 @@ const waitForCards = (sessionId: string, count: number): Promise<Card[]> =>
     return cards.length >= count ? cards : undefined;
   }, `${count} cards of ${sessionId}`);
 const waitForCard = async (sessionId: string): Promise<Card> => (await waitForCards(sessionId, 1))[0];
+
+it("gives the runner the session's own agent token, never the operator's, and the relay's URL once it is known", async () => {
+  let url: string | undefined;
+  const own = new SessionManager({
+    relay,
+    store: asyncSessions(store.sessions),
+    providers: { claude: scripted },
+    clock,
+    env: { PATH: '/bin', ASKRELAY_TOKEN: 'operator-token' },
+    relayUrl: () => url,
+  });
+  try {
+    const s = await own.start({ provider: 'claude', prompt: 'go' });
+    expect(ctx.env).toEqual({ PATH: '/bin', ASKRELAY_TOKEN: own.agentToken(s.id) });
+    url = 'http://127.0.0.1:7070/';
+    expect(ctx.env.ASKRELAY_URL).toBe('http://127.0.0.1:7070/');
+  } finally {
+    await own.close();
+  }
+});
