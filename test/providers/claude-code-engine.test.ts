@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { summarizeToolInput, toolApprovalDraft, toolDecision } from '../../providers/claude/approvals.js';
-import { codeEngine, codeEngineEnv, STOPPED_MESSAGE } from '../../providers/claude/engine-code.js';
+import { STOPPED_MESSAGE } from '../../providers/claude/code-tool-calls.js';
+import { codeEngine, codeEngineEnv } from '../../providers/claude/engine-code.js';
 import type { Answer, Card, RelayMode } from '../../src/cards/model.js';
 import { Relay } from '../../src/relay/relay.js';
 import { SessionManager } from '../../src/sessions/manager.js';
@@ -283,7 +284,7 @@ describe.concurrent('the code engine: real Claude Code, real relay', { timeout: 
     const next = requestsOf('manual')[1]!;
     expect(lastToolResult(next)?.content).toBe(NO_ANSWER);
     expect(lastUserText(next)).toBe('Use SQLite.');
-    // MANUAL_EXPIRY_STOP in providers/claude/engine-code.ts, written out so a change to it is noticed.
+    // MANUAL_EXPIRY_STOP in providers/claude/code-tool-calls.ts, written out so a change to it is noticed.
     expect(JSON.stringify(next.messages)).toContain("Nobody answered in time and askrelay is in manual mode, so the turn ended to wait for the user's next message.");
     expect(after.transcript!.at(-1)!.text).toBe('continued: Use SQLite.');
   });
