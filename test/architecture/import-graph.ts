@@ -1,5 +1,5 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import ts from 'typescript';
 
 // The import graph of the repo's own TypeScript (src/ and providers/), read with the
@@ -31,7 +31,7 @@ export function importGraph(dirs: readonly string[] = ['src', 'providers']): Imp
   for (const file of dirs.flatMap(tsFiles)) {
     const info = ts.preProcessFile(readFileSync(join(ROOT, file), 'utf8'), true, true);
     const targets = info.importedFiles.map((f) => resolveSpecifier(file, f.fileName)).filter((t): t is string => t !== undefined);
-    graph.set(relative(ROOT, join(ROOT, file)), [...new Set(targets)]);
+    graph.set(file, [...new Set(targets)]);
   }
   return graph;
 }
