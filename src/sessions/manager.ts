@@ -365,9 +365,10 @@ export class SessionManager {
     const ctx: RunnerContext = {
       session,
       signal: live.controller.signal,
-      // Read when the runner starts its SDK: by then the relay listens and knows its URL.
+      // Read when the runner starts its SDK: by then the relay listens and knows its URL. The
+      // session's own token and URL, never the operator's (src/sessions/agent-env.ts).
       get env() {
-        return { ...manager.env, ASKRELAY_TOKEN: token, ...(manager.relayUrl ? { ASKRELAY_URL: manager.relayUrl } : {}) };
+        return { ...manager.env, ASKRELAY_TOKEN: token, ASKRELAY_URL: manager.relayUrl };
       },
       ...(toolbox
         ? {
