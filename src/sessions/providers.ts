@@ -121,9 +121,9 @@ export function providerIdSchema(ids: readonly string[]): z.ZodType<string> {
   return z.enum(ids as [string, ...string[]]);
 }
 
-/** "a", "a or b", "a, b or c". */
-export function orList(words: readonly string[]): string {
-  return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
+/** "a", "a or b", "a, b or c" (or with another conjunction: "a, b and c"). */
+export function orList(words: readonly string[], conjunction = 'or'): string {
+  return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} ${conjunction} ${words[words.length - 1]}`;
 }
 
 /** A provider's declaration, its id kept as a literal type (the registry derives ProviderId from it). */
