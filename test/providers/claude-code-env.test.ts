@@ -2,11 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Session } from '../../src/sessions/model.js';
 import { lastToolResult, startAnthropicServer, type AnthropicServer, type MessagesRequest, type ScriptedReply } from '../fakes/anthropic-server.js';
-import { expectAgentEnv, OPERATOR_ENV, PROBE_COMMAND } from '../support/agent-env-probe.js';
+import { OPERATOR_ENV, PROBE_COMMAND, probeSession } from '../support/agent-env-probe.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { sessionApi } from '../support/session-api.js';
 import { claudeRelayEnv } from './claude-fixtures.js';
 
 // The environment of the shell Claude Code (the `code` engine) runs its Bash tool in, as the
@@ -19,7 +17,6 @@ const model = (request: MessagesRequest): ScriptedReply =>
 let fake: AnthropicServer;
 let relay: TestRelay;
 let home: string;
-const api = sessionApi(() => relay);
 
 beforeAll(async () => {
   fake = await startAnthropicServer({ model });
@@ -34,12 +31,11 @@ afterAll(async () => {
 
 describe("Claude Code's shell", () => {
   it("has the session's agent token and the relay's URL, and nothing of the operator's", async () => {
-    const res = await relay.api('/api/sessions', { method: 'POST', json: { provider: 'claude', engine: 'code', prompt: 'Show me your environment.' } });
-    expect(res.status).toBe(201);
-    const session = (await res.json()) as Session;
-    await api.idleWith(session.id, 'ack');
-    const read = fake.requests.map((r) => (r.body?.messages ? lastToolResult(r.body as MessagesRequest) : undefined)).find((t) => t !== undefined);
-    expect(read?.is_error).toBe(false);
-    await expectAgentEnv(read!.content, relay, session.id);
+    const read = () => {
+      const result = fake.requests.map((r) => (r.body?.messages ? lastToolResult(r.body as MessagesRequest) : undefined)).find((t) => t !== undefined);
+      expect(result?.is_error).toBe(false);
+      return result?.content;
+    };
+    await probeSession(relay, { provider: 'claude', engine: 'code' }, read);
   });
 });

@@ -2,11 +2,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Session } from '../../src/sessions/model.js';
 import { lastToolMessage, startOpenAIServer, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
-import { expectAgentEnv, OPERATOR_ENV, PROBE_COMMAND } from '../support/agent-env-probe.js';
+import { OPERATOR_ENV, PROBE_COMMAND, probeSession } from '../support/agent-env-probe.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { sessionApi } from '../support/session-api.js';
 
 // The environment of the shell the Copilot runtime (@github/copilot-sdk, offline with a BYOK
 // provider pointed at the scripted Chat Completions server) runs its bash tool in, as the
@@ -18,7 +16,6 @@ const model = (request: ChatRequest): ScriptedChatReply =>
 let fake: OpenAIServer;
 let relay: TestRelay;
 let home: string;
-const api = sessionApi(() => relay);
 
 beforeAll(async () => {
   fake = await startOpenAIServer({ model });
@@ -33,11 +30,7 @@ afterAll(async () => {
 
 describe("the Copilot runtime's shell", () => {
   it("has the session's agent token and the relay's URL, and nothing of the operator's", async () => {
-    const res = await relay.api('/api/sessions', { method: 'POST', json: { provider: 'openai', engine: 'sdk', model: 'gpt-scripted', prompt: 'Show me your environment.' } });
-    expect(res.status).toBe(201);
-    const session = (await res.json()) as Session;
-    await api.idleWith(session.id, 'ack');
-    const read = fake.requests.map((r) => (r.body?.messages ? lastToolMessage(r.body) : undefined)).find((t) => t !== undefined);
-    await expectAgentEnv(read!.content, relay, session.id);
+    const read = () => fake.requests.map((r) => (r.body?.messages ? lastToolMessage(r.body) : undefined)).find((t) => t !== undefined)?.content;
+    await probeSession(relay, { provider: 'openai', engine: 'sdk', model: 'gpt-scripted' }, read);
   });
 });

@@ -1,5 +1,7 @@
 import { expect } from 'vitest';
+import type { Session } from '../../src/sessions/model.js';
 import type { TestRelay } from './running-relay.js';
+import { sessionApi } from './session-api.js';
 
 // What an agent's own shell sees of askrelay (src/sessions/agent-env.ts): the tests of the
 // runners that spawn a process (Claude Code, the Copilot runtime) have the scripted model run
@@ -39,4 +41,19 @@ export async function expectAgentEnv(output: string, relay: TestRelay, sessionId
   const patch = await asAgent({ method: 'PATCH', body: JSON.stringify({ agentsMayAnswer: true }) });
   expect(patch.status).toBe(403);
   expect(((await patch.json()) as { error: { code: string } }).error.code).toBe('human_only');
+}
+
+/**
+ * Starts a session (`body` for POST /api/sessions) whose scripted model runs PROBE_COMMAND and
+ * then says "ack", waits for that turn to end, and checks the output `read()` finds in what
+ * the model was sent (expectAgentEnv).
+ */
+export async function probeSession(relay: TestRelay, body: Record<string, unknown>, read: () => string | undefined): Promise<void> {
+  const res = await relay.api('/api/sessions', { method: 'POST', json: { prompt: 'Show me your environment.', ...body } });
+  expect(res.status).toBe(201);
+  const session = (await res.json()) as Session;
+  await sessionApi(() => relay).idleWith(session.id, 'ack');
+  const output = read();
+  expect(output).toBeDefined();
+  await expectAgentEnv(output!, relay, session.id);
 }
