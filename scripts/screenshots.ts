@@ -54,7 +54,7 @@ try {
   await page.getByTestId('tab-sessions').click();
 
   await page.getByTestId('new-session').click();
-  await page.getByTestId('new-session-form').waitFor(WAIT);
+  await page.locator('[data-testid="new-session-form"][data-state="ready"]').waitFor(WAIT); // the relay's providers are in
   await page.getByTestId('session-provider').selectOption('openai');
   await page.getByTestId('session-engine').selectOption('extension');
   await page.getByTestId('session-ask-user-variant').selectOption('form');
@@ -105,7 +105,7 @@ try {
   await page.setViewportSize({ width: 900, height: 1000 });
   await shot(page, 'sessions-list');
   await page.getByTestId('new-session').click();
-  await page.getByTestId('new-session-form').waitFor(WAIT);
+  await page.locator('[data-testid="new-session-form"][data-state="ready"]').waitFor(WAIT); // the relay's providers are in
   await settle(page);
   await shot(page, 'sessions-new');
   await page.getByTestId('new-session-cancel').click();

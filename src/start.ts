@@ -1,7 +1,7 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { createHash } from 'node:crypto';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
-import { describeProviders, runnerFactories, type ProviderInfo } from './sessions/providers.js';
+import { describeProviders, engineWaitSettings, runnerFactories, type ProviderInfo } from './sessions/providers.js';
 import { rememberSecret } from './cards/secrets.js';
 import { CHANNELS } from './channels/index.js';
 import { channelsConfig } from './channels/config.js';
@@ -71,6 +71,9 @@ async function openStore(config: ServeConfig, notices: (string | undefined)[]): 
     throw err;
   }
 }
+
+/** The registry as plain data before any relay runs, for the CLI (askrelay demo, serve --help), which never imports providers/. */
+export const registry = { describe: (env: NodeJS.ProcessEnv, waitMs: number) => describeProviders(PROVIDERS, env, waitMs), waits: engineWaitSettings(PROVIDERS) };
 
 export async function startRelay(config: ServeConfig): Promise<RunningRelay> {
   // First: a bad wait setting (ASKRELAY_WAIT_EXTENSION, ASKRELAY_MCP_*) stops the start before anything opens.

@@ -1,4 +1,5 @@
 import { query, type Options, type SDKMessage } from '@anthropic-ai/claude-agent-sdk';
+import { agentEnv } from '../../src/sessions/agent-env.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import { relayToolRestartPrompt } from '../../src/sessions/relay-tool.js';
 import type { Runner, RunnerContext } from '../../src/sessions/runner.js';
@@ -30,17 +31,13 @@ const STDERR_CHARS = 2000;
 
 /**
  * The environment Claude Code runs with. `env` replaces the whole environment, so the
- * relay's own (PATH, HOME, …) is passed on, minus the relay's settings (ASKRELAY_*: its
- * token must not reach the agent's shell), plus the endpoint and the switches that keep
- * Claude Code from calling anything but the model.
+ * agent's (agentEnv: the relay's own without the operator's ASKRELAY_* settings, plus the
+ * session's ASKRELAY_TOKEN and ASKRELAY_URL) is passed on, plus the endpoint and the
+ * switches that keep Claude Code from calling anything but the model.
  */
 export function codeEngineEnv(env: NodeJS.ProcessEnv, endpoint: CodeEndpoint): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [key, value] of Object.entries(env)) {
-    if (value !== undefined && !key.startsWith('ASKRELAY_')) out[key] = value;
-  }
   return {
-    ...out,
+    ...agentEnv(env),
     ANTHROPIC_BASE_URL: endpoint.baseUrl,
     ANTHROPIC_API_KEY: endpoint.apiKey,
     CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',

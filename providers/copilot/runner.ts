@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { CopilotClient, RuntimeConnection, type CopilotSession } from '@github/copilot-sdk';
+import { agentEnv } from '../../src/sessions/agent-env.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import { missingKeyRunner, type ProviderRunner, type Runner, type RunnerContext } from '../../src/sessions/runner.js';
 import { copilotHandlers, type CopilotState } from './handlers.js';
@@ -38,12 +39,6 @@ export function copilotRunner(vars: CopilotEndpointVars): ProviderRunner {
   };
 }
 
-function runtimeEnv(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(env)) if (v !== undefined && !k.startsWith('ASKRELAY_')) out[k] = v;
-  return out;
-}
-
 type ByokProvider = { type: 'openai'; baseUrl: string; apiKey: string };
 
 function copilotEngine(ctx: RunnerContext, provider: ByokProvider | undefined): Runner {
@@ -69,7 +64,7 @@ class CopilotRunner implements Runner, CopilotTurns {
       // The form variant needs the Copilot CLI ≥ 1.0.102 (@github/copilot); the runtime the SDK
       // bundles ignores it. That CLI unpacks itself into $XDG_CACHE_HOME/copilot on first use.
       connection: RuntimeConnection.forStdio({
-        env: runtimeEnv(ctx.env),
+        env: agentEnv(ctx.env), // the runtime's shell runs as the session, never as the operator
         ...(formVariant ? { path: createRequire(import.meta.url).resolve('@github/copilot/npm-loader.js') } : {}),
       }),
       logLevel: 'warning',

@@ -5,10 +5,12 @@ import { parseArgs } from 'node:util';
 import type { AnthropicServer } from '../../test/fakes/anthropic-server.js';
 import type { OpenAIServer } from '../../test/fakes/openai-server.js';
 import type { Card } from '../cards/model.js';
-import { serveConfig } from '../config.js';
+import { serveConfig, type ServeConfig } from '../config.js';
 import type { Session } from '../sessions/model.js';
+import { orList } from '../sessions/providers.js';
 import type { RunningRelay } from '../start.js';
 import { UsageError, parseFlags } from './flags.js';
+import { demoEnv, demoPlan, WIRE_NAME, type DemoSession, type Wire } from './demo-plan.js';
 import { optionsText } from './format.js';
 
 export const DEMO_HELP = `askrelay demo — see askrelay work without any API key, offline
@@ -16,10 +18,11 @@ export const DEMO_HELP = `askrelay demo — see askrelay work without any API ke
 Usage: askrelay demo [--port N] [--data DIR] [--no-code]
 
 Starts, all in this process:
-  - a scripted model behind a local Anthropic Messages API (no internet, no key);
+  - two scripted models behind local model APIs (Anthropic Messages and Chat
+    Completions; no internet, no key);
   - a relay on 127.0.0.1 (its page, API and token printed below);
-  - one agent session per provider and engine, each asked to help pick a database:
-    claude and deepseek on the messages engine, and on the code engine (Claude Code).
+  - one agent session for each provider and engine those models can play, each asked
+    to help pick a database (the list is printed as they start).
 Each agent asks you "Which database?" as a card. Answer it on the page (or with
 "askrelay answer"); the agent reads your answer in its provider's own format and ends
 its turn. Ctrl+C stops everything.
@@ -32,53 +35,13 @@ its turn. Ctrl+C stops everything.
 
 const PROMPT = 'Help me pick a database for a small web app.';
 
-interface DemoSession {
-  provider: string;
-  engine: 'messages' | 'code' | 'sdk';
+interface DemoFlags {
+  port: string;
+  data?: string;
+  noCode: boolean;
 }
 
-const MESSAGES_SESSIONS: DemoSession[] = [
-  { provider: 'claude', engine: 'messages' },
-  { provider: 'deepseek', engine: 'messages' },
-];
-const RUNTIME_SESSIONS: DemoSession[] = [
-  { provider: 'claude', engine: 'code' },
-  { provider: 'deepseek', engine: 'code' },
-  { provider: 'copilot', engine: 'sdk' },
-  { provider: 'openai', engine: 'sdk' },
-];
-
-/**
- * The environment the demo relay hands its providers: the user's own (PATH for Claude
- * Code) without anything that would send the agents elsewhere (their endpoints, keys,
- * Claude Code's Bedrock/Vertex switches, the relay's own settings), plus the scripted
- * endpoint for both providers, a scratch HOME and a scratch working folder.
- */
-export function demoEnv(base: NodeJS.ProcessEnv, endpoint: string, chatEndpoint: string, home: string, workdir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [key, value] of Object.entries(base)) {
-    if (value === undefined || /^(ASKRELAY_|ANTHROPIC_|DEEPSEEK_|CLAUDE_|OPENAI_|COPILOT_)/.test(key)) continue;
-    env[key] = value;
-  }
-  return {
-    ...env,
-    ANTHROPIC_BASE_URL: endpoint,
-    ANTHROPIC_API_KEY: 'demo',
-    DEEPSEEK_BASE_URL: endpoint,
-    DEEPSEEK_API_KEY: 'demo',
-    OPENAI_BASE_URL: chatEndpoint,
-    OPENAI_API_KEY: 'demo',
-    OPENAI_MODEL: 'gpt-scripted',
-    COPILOT_PROVIDER_BASE_URL: chatEndpoint,
-    COPILOT_PROVIDER_API_KEY: 'demo',
-    COPILOT_MODEL: 'gpt-scripted',
-    HOME: home,
-    ASKRELAY_WORKDIR: workdir,
-    CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',
-  };
-}
-
-export async function demoCommand(argv: string[]): Promise<number> {
+function demoFlags(argv: string[]): DemoFlags | 'help' {
   const { values, positionals } = parseFlags('demo', () =>
     parseArgs({
       args: argv,
@@ -92,118 +55,155 @@ export async function demoCommand(argv: string[]): Promise<number> {
       },
     }),
   );
-  if (values.help) {
+  if (values.help) return 'help';
+  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}". Run "askrelay demo --help".`);
+  return { port: values.port ?? '7070', ...(values.data ? { data: values.data } : {}), noCode: values['no-code'] ?? false };
+}
+
+/** What the demo started, each part once it runs: closeDemo() lets go of whatever is there. */
+interface Demo {
+  scratch: string;
+  model?: AnthropicServer;
+  chat?: OpenAIServer;
+  relay?: RunningRelay;
+  unsubscribe: () => void;
+}
+
+async function closeDemo(demo: Demo): Promise<void> {
+  demo.unsubscribe();
+  // close() ends the sessions first: Claude Code writes into the scratch HOME until it exits.
+  await demo.relay?.close().catch(() => {});
+  await demo.model?.close().catch(() => {});
+  await demo.chat?.close().catch(() => {});
+  rmSync(demo.scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
+}
+
+/** The scripted models, then the relay wired to them. */
+async function startDemo(demo: Demo, flags: DemoFlags): Promise<{ config: ServeConfig; plan: ReturnType<typeof demoPlan> }> {
+  const home = join(demo.scratch, 'home');
+  const workdir = join(demo.scratch, 'work');
+  mkdirSync(home);
+  mkdirSync(workdir);
+  // Loaded here, so --help and flag mistakes answer at once. The design keeps the wire
+  // fakes under test/; the demo plays the same scripted model the tests use.
+  const { demoModel, startAnthropicServer } = await import('../../test/fakes/anthropic-server.js');
+  const { demoChatModel, startOpenAIServer } = await import('../../test/fakes/openai-server.js');
+  const { registry, startRelay } = await import('../start.js');
+  demo.model = await startAnthropicServer({ model: demoModel });
+  demo.chat = await startOpenAIServer({ model: demoChatModel });
+  const providers = registry.describe({}, 0);
+  const plan = demoPlan(providers, !flags.noCode);
+  const env = demoEnv(process.env, providers, { wires: plan.wires, urls: { messages: demo.model.url, chat: demo.chat.url } }, home, workdir);
+  const config = serveConfig({ port: flags.port, data: flags.data ? resolve(flags.data) : join(demo.scratch, 'data') }, env);
+  try {
+    demo.relay = await startRelay(config);
+  } catch (err) {
+    if ((err as { code?: string }).code === 'EADDRINUSE') {
+      throw new Error(`port ${config.port} is taken (is "askrelay serve" running?); pick another with --port N, or --port 0 for any free one.`);
+    }
+    throw err;
+  }
+  return { config, plan };
+}
+
+function printIntro(relay: RunningRelay, urls: Record<Wire, string>, config: ServeConfig, flags: DemoFlags, wires: Map<string, Wire>): void {
+  const models = (Object.keys(urls) as Wire[]).map((wire) => {
+    const playing = [...wires].filter(([, w]) => w === wire).map(([id]) => id);
+    return `${urls[wire]} (${WIRE_NAME[wire]}, for ${orList(playing, 'and')})`;
+  });
+  console.log('askrelay demo: a scripted model plays the agents; nothing leaves this machine, no key is needed.');
+  console.log(`Scripted models: ${models.join(', ')}`);
+  console.log(`Page: ${relay.url}`);
+  console.log(`Token: ${relay.token}`);
+  console.log(`Data: ${config.dataDir}${flags.data ? '' : ' (fresh, removed when the demo stops)'}`);
+  console.log('');
+  console.log('Open the page, paste the token once and answer the cards. Or, from another terminal:');
+  console.log(`  export ASKRELAY_URL=${relay.url} ASKRELAY_TOKEN=${relay.token}`);
+  console.log('  askrelay cards                       # the open cards');
+  console.log('  askrelay answer <card-id> sqlite     # answer one');
+  console.log('  askrelay session list                # the sessions; "session show <id>" for a transcript');
+  console.log('Press Ctrl+C to stop the demo.');
+  console.log('');
+}
+
+/** One line per session: printed as its cards open and its turns end. */
+type Say = (sessionId: string, text: string) => void;
+
+/** Prints the demo sessions' cards and turns as they happen; returns the unsubscribe. */
+function followSessions(relay: RunningRelay, names: Map<string, string>, say: Say): () => void {
+  const lastStatus = new Map<string, string>();
+  // A turn's last reply is read from the store (asynchronously): the lines still print in event order.
+  let printing: Promise<void> = Promise.resolve();
+  return relay.relay.events.subscribe((name, data) => {
+    if (name === 'card.created') {
+      const card = data as Card;
+      if (card.sessionId && names.has(card.sessionId)) say(card.sessionId, cardLine(card));
+      return;
+    }
+    if (name !== 'session.updated') return;
+    const session = data as Session;
+    if (!names.has(session.id) || lastStatus.get(session.id) === session.status) return;
+    lastStatus.set(session.id, session.status);
+    printing = printing.then(() => sayStatus(relay, session, say));
+  });
+}
+
+async function sayStatus(relay: RunningRelay, session: Session, say: Say): Promise<void> {
+  if (session.status === 'idle') {
+    const said = (await relay.sessions.get(session.id).catch(() => undefined))?.transcript?.filter((e) => e.role === 'assistant').at(-1)?.text;
+    say(session.id, `turn ended${said ? `: ${said.replace(/\s+/g, ' ')}` : '.'}`);
+    say(session.id, `  (send it another message with: askrelay session send ${session.id} "<text>")`);
+  } else if (session.status === 'failed') {
+    say(session.id, `failed: ${session.error ?? 'no reason given'}`);
+  } else if (session.status === 'stopped') {
+    say(session.id, 'stopped.');
+  }
+}
+
+async function startSessions(relay: RunningRelay, sessions: readonly DemoSession[], names: Map<string, string>, width: number, say: Say): Promise<void> {
+  for (const { provider, engine } of sessions) {
+    try {
+      const session = await relay.sessions.start({ provider, engine, prompt: PROMPT });
+      names.set(session.id, `${provider}/${engine}`);
+      say(session.id, `session ${session.id} started: "${PROMPT}"`);
+    } catch (err) {
+      console.log(`${`${provider}/${engine}`.padEnd(width)}  could not start: ${(err as Error).message}`);
+    }
+  }
+}
+
+function untilInterrupted(): Promise<void> {
+  return new Promise<void>((done) => {
+    const stop = () => {
+      process.off('SIGINT', stop);
+      process.off('SIGTERM', stop);
+      console.log('\nStopping the demo…');
+      done();
+    };
+    process.on('SIGINT', stop);
+    process.on('SIGTERM', stop);
+  });
+}
+
+export async function demoCommand(argv: string[]): Promise<number> {
+  const flags = demoFlags(argv);
+  if (flags === 'help') {
     console.log(DEMO_HELP);
     return 0;
   }
-  if (positionals.length) throw new UsageError(`unexpected argument "${positionals[0]}". Run "askrelay demo --help".`);
-
-  const scratch = mkdtempSync(join(tmpdir(), 'askrelay-demo-'));
-  const home = join(scratch, 'home');
-  const workdir = join(scratch, 'work');
-  mkdirSync(home);
-  mkdirSync(workdir);
-  const dataDir = values.data ? resolve(values.data) : join(scratch, 'data');
-
-  let model: AnthropicServer | undefined;
-  let chat: OpenAIServer | undefined;
-  let running: RunningRelay | undefined;
-  let unsubscribe = () => {};
-  const closeAll = async () => {
-    unsubscribe();
-    // close() ends the sessions first: Claude Code writes into the scratch HOME until it exits.
-    await running?.close().catch(() => {});
-    await model?.close().catch(() => {});
-    await chat?.close().catch(() => {});
-    rmSync(scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
-  };
-
+  const demo: Demo = { scratch: mkdtempSync(join(tmpdir(), 'askrelay-demo-')), unsubscribe: () => {} };
   try {
-    // Loaded here, so --help and flag mistakes answer at once. The design keeps the wire
-    // fakes under test/; the demo plays the same scripted model the tests use.
-    const { demoModel, startAnthropicServer } = await import('../../test/fakes/anthropic-server.js');
-    const { demoChatModel, startOpenAIServer } = await import('../../test/fakes/openai-server.js');
-    const { startRelay } = await import('../start.js');
-    model = await startAnthropicServer({ model: demoModel });
-    chat = await startOpenAIServer({ model: demoChatModel });
-    const env = demoEnv(process.env, model.url, chat.url, home, workdir);
-    const config = serveConfig({ port: values.port ?? '7070', data: dataDir }, env);
-    try {
-      running = await startRelay(config);
-    } catch (err) {
-      const code = (err as { code?: string }).code;
-      if (code === 'EADDRINUSE') {
-        throw new Error(`port ${config.port} is taken (is "askrelay serve" running?); pick another with --port N, or --port 0 for any free one.`);
-      }
-      throw err;
-    }
-    const relay = running;
-    const plan = [...MESSAGES_SESSIONS, ...(values['no-code'] ? [] : RUNTIME_SESSIONS)];
-
-    console.log('askrelay demo: a scripted model plays the agents; nothing leaves this machine, no key is needed.');
-    console.log(`Scripted models: ${model.url} (Anthropic Messages, for claude and deepseek), ${chat.url} (Chat Completions, for copilot and openai)`);
-    console.log(`Page: ${relay.url}`);
-    console.log(`Token: ${relay.token}`);
-    console.log(`Data: ${config.dataDir}${values.data ? '' : ' (fresh, removed when the demo stops)'}`);
-    console.log('');
-    console.log('Open the page, paste the token once and answer the cards. Or, from another terminal:');
-    console.log(`  export ASKRELAY_URL=${relay.url} ASKRELAY_TOKEN=${relay.token}`);
-    console.log('  askrelay cards                       # the open cards');
-    console.log('  askrelay answer <card-id> sqlite     # answer one');
-    console.log('  askrelay session list                # the sessions; "session show <id>" for a transcript');
-    console.log('Press Ctrl+C to stop the demo.');
-    console.log('');
-
+    const { config, plan } = await startDemo(demo, flags);
+    const relay = demo.relay!;
+    printIntro(relay, { messages: demo.model!.url, chat: demo.chat!.url }, config, flags, plan.wires);
     const names = new Map<string, string>();
-    const width = Math.max(...plan.map((p) => `${p.provider}/${p.engine}`.length));
-    const say = (sessionId: string, text: string) => console.log(`${(names.get(sessionId) ?? sessionId).padEnd(width)}  ${text}`);
-    const lastStatus = new Map<string, string>();
-    // A turn's last reply is read from the store (asynchronously): the lines still print in event order.
-    let printing: Promise<void> = Promise.resolve();
-    unsubscribe = relay.relay.events.subscribe((name, data) => {
-      if (name === 'card.created') {
-        const card = data as Card;
-        if (card.sessionId && names.has(card.sessionId)) say(card.sessionId, cardLine(card));
-      } else if (name === 'session.updated') {
-        const session = data as Session;
-        if (!names.has(session.id) || lastStatus.get(session.id) === session.status) return;
-        lastStatus.set(session.id, session.status);
-        printing = printing.then(async () => {
-          if (session.status === 'idle') {
-            const said = (await relay.sessions.get(session.id).catch(() => undefined))?.transcript?.filter((e) => e.role === 'assistant').at(-1)?.text;
-            say(session.id, `turn ended${said ? `: ${said.replace(/\s+/g, ' ')}` : '.'}`);
-            say(session.id, `  (send it another message with: askrelay session send ${session.id} "<text>")`);
-          } else if (session.status === 'failed') {
-            say(session.id, `failed: ${session.error ?? 'no reason given'}`);
-          } else if (session.status === 'stopped') {
-            say(session.id, 'stopped.');
-          }
-        });
-      }
-    });
-
-    for (const { provider, engine } of plan) {
-      try {
-        const session = await relay.sessions.start({ provider, engine, prompt: PROMPT });
-        names.set(session.id, `${provider}/${engine}`);
-        say(session.id, `session ${session.id} started: "${PROMPT}"`);
-      } catch (err) {
-        console.log(`${`${provider}/${engine}`.padEnd(width)}  could not start: ${(err as Error).message}`);
-      }
-    }
-
-    await new Promise<void>((done) => {
-      const stop = () => {
-        process.off('SIGINT', stop);
-        process.off('SIGTERM', stop);
-        console.log('\nStopping the demo…');
-        done();
-      };
-      process.on('SIGINT', stop);
-      process.on('SIGTERM', stop);
-    });
+    const width = Math.max(...plan.sessions.map((p) => `${p.provider}/${p.engine}`.length));
+    const say: Say = (sessionId, text) => console.log(`${(names.get(sessionId) ?? sessionId).padEnd(width)}  ${text}`);
+    demo.unsubscribe = followSessions(relay, names, say);
+    await startSessions(relay, plan.sessions, names, width, say);
+    await untilInterrupted();
   } finally {
-    await closeAll();
+    await closeDemo(demo);
   }
   return 0;
 }

@@ -1,6 +1,9 @@
 import { parseArgs } from 'node:util';
 import { serveConfig } from '../config.js';
-import { startRelay } from '../start.js';
+import { registry, startRelay } from '../start.js';
+
+/** The engines' own card waits, as the registry declares them (src/cli never imports providers/). */
+const engineWaits = registry.waits.map((w) => `;\n${w.variable} (default ${w.default}) on ${w.engines.join(', ')}`).join('');
 
 export const SERVE_HELP = `askrelay serve — run the relay: its HTTP API, the web page and the card store
 
@@ -21,8 +24,8 @@ Usage: askrelay serve [--port N] [--host ADDR] [--data DIR] [--database URL] [--
 
 Environment: ASKRELAY_TOKEN (at least 24 characters; else one is made on first start and
 kept in <data>/token), ASKRELAY_AUDIT_KEY (the audit log's key, at least 24 characters; else
-<data>/audit.key, made on first start), ASKRELAY_WAIT (default 8h), ASKRELAY_WAIT_EXTENSION
-(default 2h). The data folder is kept 0700 and its files 0600.
+<data>/audit.key, made on first start). The data folder is kept 0700 and its files 0600.
+Card waits: ASKRELAY_WAIT (default 8h)${engineWaits}.
 Chat channels (Telegram, Slack, Discord, Mattermost): ASKRELAY_<CHANNEL>_TOKEN and friends,
 or a JSON file (ASKRELAY_CHANNELS, default <data>/channels.json); see docs/channels.md.`;
 

@@ -76,6 +76,27 @@ export function describeProviders(declarations: readonly ProviderDeclaration[], 
   });
 }
 
+/** An engine's own card wait setting, once however many engines read it ("copilot/extension"). */
+export interface EngineWaitSetting {
+  variable: string;
+  default: string;
+  engines: string[];
+}
+
+/** The engines' own card wait settings (ASKRELAY_WAIT_EXTENSION…), for the CLI's help. */
+export function engineWaitSettings(declarations: readonly ProviderDeclaration[]): EngineWaitSetting[] {
+  const settings = new Map<string, EngineWaitSetting>();
+  for (const p of declarations) {
+    for (const e of p.engines) {
+      if (!e.wait) continue;
+      const setting = settings.get(e.wait.variable) ?? { variable: e.wait.variable, default: e.wait.default, engines: [] };
+      setting.engines.push(`${p.id}/${e.id}`);
+      settings.set(e.wait.variable, setting);
+    }
+  }
+  return [...settings.values()];
+}
+
 /** The session manager's runner factories, by provider id in the registry's order. */
 export function runnerFactories(declarations: readonly ProviderDeclaration[], info: readonly ProviderInfo[]): Record<string, RunnerFactory> {
   return Object.fromEntries(
@@ -100,9 +121,9 @@ export function providerIdSchema(ids: readonly string[]): z.ZodType<string> {
   return z.enum(ids as [string, ...string[]]);
 }
 
-/** "a", "a or b", "a, b or c". */
-export function orList(words: readonly string[]): string {
-  return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} or ${words[words.length - 1]}`;
+/** "a", "a or b", "a, b or c" (or with another conjunction: "a, b and c"). */
+export function orList(words: readonly string[], conjunction = 'or'): string {
+  return words.length < 2 ? (words[0] ?? '') : `${words.slice(0, -1).join(', ')} ${conjunction} ${words[words.length - 1]}`;
 }
 
 /** A provider's declaration, its id kept as a literal type (the registry derives ProviderId from it). */

@@ -141,8 +141,6 @@ export function relayToolRestartPrompt(tool: string, result: RelayToolResult, st
   return `(askrelay restarted while your ${tool} call was open. ${result.isError ? 'It failed:' : 'Its result:'})\n${result.text}`;
 }
 
-/** Shortens `text` to at most `max` UTF-16 units, ending in "…"; never splits a surrogate pair. */
-
 const ok = (text: string): RelayToolResult => ({ text, isError: false });
 const fail = (text: string): RelayToolResult => ({ text, isError: true });
 const json = (value: unknown) => JSON.stringify(value, null, 2);

@@ -42,10 +42,10 @@ export function runnerContext(deps: RunnerContextDeps, { session, live, token, s
   const ctx: RunnerContext = {
     session,
     signal: live.controller.signal,
-    // Read when the runner starts its SDK: by then the relay listens and knows its URL.
+    // Read when the runner starts its SDK: by then the relay listens and knows its URL. The
+    // session's own token and URL, never the operator's (src/sessions/agent-env.ts).
     get env() {
-      const url = relayUrl?.();
-      return { ...env, ASKRELAY_TOKEN: token, ...(url ? { ASKRELAY_URL: url } : {}) };
+      return { ...env, ASKRELAY_TOKEN: token, ASKRELAY_URL: relayUrl?.() ?? '' };
     },
     ...(toolbox
       ? {

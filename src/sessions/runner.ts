@@ -25,8 +25,11 @@ export interface RunnerContext {
   loadState<T>(): T | undefined;
   saveState(state: unknown): void;
   /**
-   * Provider endpoint settings read from the environment (each provider's page in docs/providers/), plus the
-   * session's own ASKRELAY_TOKEN (its agent token) and ASKRELAY_URL for the agent's shell.
+   * The relay's environment: provider endpoint settings (each provider's page in docs/providers/)
+   * and the operator's ASKRELAY_* settings for the runner itself (ASKRELAY_WORKDIR, …), with
+   * ASKRELAY_TOKEN and ASKRELAY_URL set to the session's own agent token and the relay's
+   * address. A runner that spawns a process hands it agentEnv(env) (src/sessions/agent-env.ts):
+   * those two and no other ASKRELAY_* variable, so the agent's shell acts as the session.
    */
   readonly env: NodeJS.ProcessEnv;
   /**

@@ -133,6 +133,11 @@ async function secondTab(hash: string): Promise<Page> {
   return p;
 }
 
+/** Waits for the new-session form with the relay's providers in it (GET /api/providers). */
+async function formReady(p: Page): Promise<void> {
+  await p.locator('[data-testid="new-session-form"][data-state="ready"]').waitFor(WAIT);
+}
+
 async function openSessions(p: Page): Promise<void> {
   await p.getByTestId('tab-sessions').click();
   await p.getByTestId('sessions').waitFor(WAIT);
@@ -181,12 +186,20 @@ describe('sessions on the web page', () => {
     await signIn(page);
     await openSessions(page);
     await page.getByTestId('new-session').click();
-    await page.getByTestId('new-session-form').waitFor(WAIT);
+    await formReady(page);
     const provider = page.getByTestId('session-provider');
     const engine = page.getByTestId('session-engine');
     const variant = page.getByTestId('session-ask-user-variant');
     const engines = () => engine.locator('option').evaluateAll((os) => os.map((o) => (o as HTMLOptionElement).value));
 
+    // The relay's providers, as GET /api/providers names them.
+    expect(await provider.locator('option').evaluateAll((os) => os.map((o) => [(o as HTMLOptionElement).value, o.textContent]))).toEqual([
+      ['claude', 'Claude'],
+      ['deepseek', 'DeepSeek'],
+      ['copilot', 'GitHub Copilot'],
+      ['openai', 'OpenAI'],
+      ['grok', 'Grok'],
+    ]);
     expect(await provider.inputValue()).toBe('claude');
     expect(await engines()).toEqual(['code', 'messages']);
     expect(await engine.inputValue()).toBe('code');
@@ -226,12 +239,41 @@ describe('sessions on the web page', () => {
     expect(await page.getByTestId('new-session-error').isHidden()).toBe(true);
   });
 
+  it('cannot start a session before the providers arrived, and says so when they could not', async () => {
+    // The relay's list fails until the test lets it through: the form says why and cannot be
+    // sent; opening it again asks again.
+    let failing = true;
+    await page.route('**/api/providers', (route) => {
+      if (failing) void route.fulfill({ status: 500, json: { error: { code: 'internal', message: 'The relay failed.' } } });
+      else void route.continue();
+    });
+    await signIn(page);
+    await openSessions(page);
+    await page.getByTestId('new-session').click();
+    const form = page.getByTestId('new-session-form');
+    await page.locator('[data-testid="new-session-form"][data-state="failed"]').waitFor(WAIT);
+    expect(await page.getByTestId('new-session-status').textContent()).toBe(
+      'Could not load the relay’s providers, so no session can start yet. The relay failed. Close the form and open it again to retry.',
+    );
+    expect(await page.getByTestId('start-session').isDisabled()).toBe(true);
+    expect(await page.getByTestId('session-provider').isDisabled()).toBe(true);
+    expect(await page.getByTestId('session-provider').locator('option').count()).toBe(0);
+    await page.getByTestId('new-session-cancel').click();
+    failing = false;
+    await page.getByTestId('new-session').click();
+    await formReady(page);
+    expect(await page.getByTestId('new-session-status').isHidden()).toBe(true);
+    expect(await page.getByTestId('start-session').isEnabled()).toBe(true);
+    expect(await page.getByTestId('session-provider').inputValue()).toBe('claude');
+    expect(await form.isVisible()).toBe(true);
+  });
+
   it('starts a session from the form, showing a refusal from the relay first', async () => {
     await signIn(page);
     await openSessions(page);
     await page.getByTestId('new-session').click();
     const form = page.getByTestId('new-session-form');
-    await form.waitFor(WAIT);
+    await formReady(page);
     await page.getByTestId('session-provider').selectOption('claude');
     await page.getByTestId('session-engine').selectOption('messages');
 
@@ -423,7 +465,7 @@ describe('sessions on the web page', () => {
 
     // The form opens in view and fits the page.
     await page.getByTestId('new-session').click();
-    await page.getByTestId('new-session-form').waitFor(WAIT);
+    await formReady(page);
     expect(await page.getByTestId('session-prompt').isVisible()).toBe(true);
     expect(await page.getByTestId('start-session').isVisible()).toBe(true);
     expect(await noSidewaysScroll(page)).toBe(true);

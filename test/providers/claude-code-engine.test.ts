@@ -413,11 +413,14 @@ describe.concurrent('the code engine: real Claude Code, real relay', { timeout: 
 });
 
 describe('pure parts', () => {
-  it("Claude Code's environment: the relay's, minus ASKRELAY_*, plus the endpoint and the quiet switches", () => {
-    const out = codeEngineEnv({ PATH: '/bin', HOME: '/h', ASKRELAY_TOKEN: 'secret', ANTHROPIC_API_KEY: 'old', EMPTY: undefined }, { baseUrl: 'http://x', apiKey: 'k', model: 'm' });
+  it("Claude Code's environment: the agent's (the session's token and URL, no other ASKRELAY_*), plus the endpoint and the quiet switches", () => {
+    const ctxEnv = { PATH: '/bin', HOME: '/h', ASKRELAY_TOKEN: 'asa_session', ASKRELAY_URL: 'http://r/', ASKRELAY_AUDIT_KEY: 'operator', ANTHROPIC_API_KEY: 'old', EMPTY: undefined };
+    const out = codeEngineEnv(ctxEnv, { baseUrl: 'http://x', apiKey: 'k', model: 'm' });
     expect(out).toEqual({
       PATH: '/bin',
       HOME: '/h',
+      ASKRELAY_TOKEN: 'asa_session',
+      ASKRELAY_URL: 'http://r/',
       ANTHROPIC_BASE_URL: 'http://x',
       ANTHROPIC_API_KEY: 'k',
       CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',

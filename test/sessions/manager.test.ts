@@ -202,12 +202,13 @@ it("gives the runner the session's own agent token, never the operator's, and th
     store: asyncSessions(store.sessions),
     providers: { claude: scripted },
     clock,
-    env: { PATH: '/bin', ASKRELAY_TOKEN: 'operator-token' },
+    env: { PATH: '/bin', ASKRELAY_TOKEN: 'operator-token', ASKRELAY_URL: 'http://operator.example/' },
     relayUrl: () => url,
   });
   try {
     const s = await own.start({ provider: 'claude', prompt: 'go' });
-    expect(ctx.env).toEqual({ PATH: '/bin', ASKRELAY_TOKEN: own.agentToken(s.id) });
+    // Not yet listening: blank, never the operator's own ASKRELAY_URL.
+    expect(ctx.env).toEqual({ PATH: '/bin', ASKRELAY_TOKEN: own.agentToken(s.id), ASKRELAY_URL: '' });
     url = 'http://127.0.0.1:7070/';
     expect(ctx.env.ASKRELAY_URL).toBe('http://127.0.0.1:7070/');
   } finally {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { PROVIDERS } from '../../providers/index.js';
-import { describeProviders, orList, providerIdSchema, runnerFactories } from '../../src/sessions/providers.js';
+import { SERVE_HELP } from '../../src/cli/serve-command.js';
+import { describeProviders, engineWaitSettings, orList, providerIdSchema, runnerFactories } from '../../src/sessions/providers.js';
 import { relayToolDefinitions } from '../../src/sessions/relay-tool.js';
 import { goldenRelayTools } from '../support/golden.js';
 
@@ -26,6 +27,11 @@ describe('the provider registry', () => {
     ]);
     expect(waits({ ASKRELAY_WAIT_EXTENSION: '90s' })).toContain('openai/extension 90');
     expect(() => describeProviders(PROVIDERS, { ASKRELAY_WAIT_EXTENSION: 'later' }, 1000)).toThrow(/^ASKRELAY_WAIT_EXTENSION: /);
+  });
+
+  it('names each engine wait setting once, with its default and the engines that read it (for serve --help)', () => {
+    expect(engineWaitSettings(PROVIDERS)).toEqual([{ variable: 'ASKRELAY_WAIT_EXTENSION', default: '2h', engines: ['copilot/extension', 'openai/extension'] }]);
+    expect(SERVE_HELP).toContain('Card waits: ASKRELAY_WAIT (default 8h);\nASKRELAY_WAIT_EXTENSION (default 2h) on copilot/extension, openai/extension.');
   });
 
   it('hands the session manager runner factories with the default engine first and each engine\'s wait', () => {

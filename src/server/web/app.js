@@ -5,7 +5,7 @@ import { api, connect, setConn, stopEvents } from './api.js';
 import { els, setText } from './dom.js';
 import { forgetCards, initBoard, markKeyboardTarget, reload, upsert } from './board.js';
 import { goToStep } from './card-steps.js';
-import { initNewSession } from './new-session.js';
+import { initNewSession, loadProviders } from './new-session.js';
 import { hidePushMessage, initPush, syncPush } from './push.js';
 import { initRouter, navigate, revealCard, route } from './router.js';
 import { applySessionHead, closeSessionView, refreshOpened, sessionCardChanged } from './session-view.js';
@@ -84,6 +84,8 @@ const eventHandlers = {
 };
 
 async function start() {
+  // The providers first: cards and sessions name theirs as the relay does ("GitHub Copilot").
+  await loadProviders();
   const ok = await reload();
   if (!ok) return;
   store.signedIn = true;

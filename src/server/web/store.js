@@ -39,6 +39,12 @@ export function createStore() {
     /** Resolves to the service worker's registration, or null (no support, or registering failed). */
     workerRegistration: Promise.resolve(null),
     pushBusy: false,
+    /** The providers sessions start on (provider-choices.js, from GET /api/providers); null until they arrived. */
+    providers: null,
+    /** The request for them while it runs, so it is made once. */
+    providersLoad: null,
+    /** Why the last request for them failed: the new-session form says so. */
+    providersError: null,
   };
 }
 
