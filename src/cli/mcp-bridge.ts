@@ -10,7 +10,7 @@ import {
   type JSONRPCNotification,
   type JSONRPCRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { CALL_KEY } from '../relay/call-waits.js';
+import { CALL_KEY } from '../mcp-call-key.js';
 import { tokenRefusedText, unreachableText, type RelayTarget } from './client.js';
 
 // The pipe behind `askrelay mcp`: every JSON-RPC message read from stdin is POSTed to the

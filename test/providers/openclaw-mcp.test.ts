@@ -12,7 +12,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { Relay } from '../../src/relay/relay.js';
 import { openclawDialect } from '../../providers/openclaw/index.js';
-import { mcpRoute } from '../../src/server/mcp-route.js';
+import { mcpRoute } from '../../src/server/mcp/route.js';
 import { asyncCalls } from '../../src/store/call-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncSessions } from '../../src/store/session-store.js';
