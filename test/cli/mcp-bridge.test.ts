@@ -5,12 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
+import { cardsAskedBy, MCP_TOOLS, mcpClients, type ToolResult } from '../support/mcp-tools.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // askrelay mcp: the stdio bridge, spawned by the real MCP SDK client (StdioClientTransport)
@@ -29,6 +28,7 @@ let relay: TestRelay;
 let clock: FakeClock;
 let cwd: string;
 const clients: Client[] = [];
+const httpClients = mcpClients('http-test');
 
 beforeAll(async () => {
   clock = new FakeClock(Date.now());
@@ -37,6 +37,7 @@ beforeAll(async () => {
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+  await httpClients.closeAll();
 });
 afterAll(async () => {
   await relay.stop();
@@ -88,9 +89,8 @@ async function answer(id: string, answers: unknown) {
 
 const DB = { question: 'Which database?', header: 'Database', options: [{ label: 'PostgreSQL (Recommended)' }, { label: 'SQLite' }] };
 const NAME = { question: 'What is the project called?' };
-type Result = { content: { type: string; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
 const call = (client: Client, args: unknown, options = {}) =>
-  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<Result>;
+  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<ToolResult>;
 
 describe('askrelay mcp: the stdio bridge to /mcp', () => {
   it('lists ask_user, and exits 0 when stdin closes', async () => {
@@ -121,9 +121,7 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
     await answer(card.id, answers);
     const viaBridge = await pending;
 
-    const http = new Client({ name: 'http-test', version: '1.0.0' });
-    clients.push(http);
-    await http.connect(new StreamableHTTPClientTransport(new URL('/mcp', relay.url), { requestInit: { headers: { authorization: `Bearer ${relay.token}` } } }));
+    const { client: http } = await httpClients.connect(relay.url, relay.token);
     const overHttp = call(http, { questions: [DB, NAME] });
     const httpCard = await nextCard();
     await answer(httpCard.id, answers);
@@ -169,9 +167,7 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
       const card = await nextCardOn(own);
       // A call straight over HTTP, which nobody re-sends after the restart: its card is
       // cancelled when the grace runs out, which shows when that has happened.
-      const http = new Client({ name: 'http-test', version: '1.0.0' });
-      clients.push(http);
-      await http.connect(new StreamableHTTPClientTransport(new URL('/mcp', own.url), { requestInit: { headers: { authorization: `Bearer ${own.token}` } } }));
+      const { client: http } = await httpClients.connect(own.url, own.token);
       const lost = call(http, { questions: [NAME] }, { timeout: 60_000 }).catch(() => 'gone');
       const orphan = await nextCardOn(own, NAME.question);
       await own.stop();
