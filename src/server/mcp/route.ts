@@ -13,7 +13,7 @@ import type { ConnectionLimit } from '../connection-limit.js';
 import { CallWaits, DEFAULT_TIMING, type CallTiming } from './call-waits.js';
 import { isToolCall, jsonRpcError, messagesOf, noteCalls, readBody } from './request.js';
 import { McpSessions, type McpSession } from './sessions.js';
-import { serveTools } from './tool-calls.js';
+import { callFamilies, serveTools } from './tool-calls.js';
 
 // /mcp: askrelay's MCP server over Streamable HTTP (behind the bearer token, see app.ts).
 // Sessions are stateful (Mcp-Session-Id, sessions.ts) and closed after an hour without
@@ -67,8 +67,8 @@ type McpContext = Context<AuthEnv & { Bindings: HttpBindings }>;
 export function mcpRoute(access: CardAccess, dialect: AskDialect, options: McpRouteOptions): Handler<AuthEnv & { Bindings: HttpBindings }> {
   const { relay } = access;
   const { toolbox, load } = options;
-  const families = [dialect.provider, `${dialect.provider}/relay-tool`];
-  const waits = new CallWaits(relay, options.calls, { ...DEFAULT_TIMING, ...options.timing }, options.recoverOrphans === false ? [] : families);
+  const recover = options.recoverOrphans === false ? [] : callFamilies(dialect);
+  const waits = new CallWaits(relay, options.calls, { ...DEFAULT_TIMING, ...options.timing }, recover);
   const sessions = new McpSessions(relay.clock, options.sessionIdleMs ?? DEFAULT_IDLE_MS, (session) =>
     serveTools(session, { dialect, waits, clock: relay.clock, ...(toolbox ? { toolbox } : {}), ...(load ? { load } : {}) }),
   );

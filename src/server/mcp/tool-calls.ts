@@ -38,6 +38,8 @@ type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** The relay tool's calls on a route re-attach among themselves, apart from its ask_user's. */
 const relayToolFamily = (dialect: AskDialect) => `${dialect.provider}/relay-tool`;
+/** The families of the calls on a dialect's route (see call-waits.ts). */
+export const callFamilies = (dialect: AskDialect) => [dialect.provider, relayToolFamily(dialect)];
 
 export function serveTools(session: McpSession, deps: ToolDeps): void {
   session.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(deps.dialect, deps.toolbox) }));
