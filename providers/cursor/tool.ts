@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toolJsonSchema, type ToolDefinition } from '../../src/cards/ask-dialect.js';
+import { askTool, type ToolDefinition } from '../../src/cards/ask-dialect.js';
 import { LIMITS } from '../../src/cards/model.js';
 
 // askrelay's own ask_user in the Cursor dialect, served over MCP at /mcp. The schema is
@@ -98,10 +98,4 @@ export const AskUserOutputSchema = z.object({
 });
 
 /** ask_user as tools/list shows it. */
-export const ASK_USER_TOOL: ToolDefinition = {
-  name: ASK_USER,
-  title: 'Ask the user',
-  description: ASK_USER_DESCRIPTION,
-  inputSchema: toolJsonSchema(AskUserInputSchema),
-  outputSchema: toolJsonSchema(AskUserOutputSchema),
-};
+export const ASK_USER_TOOL: ToolDefinition = askTool(ASK_USER, ASK_USER_DESCRIPTION, AskUserInputSchema, AskUserOutputSchema);

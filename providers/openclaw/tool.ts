@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { toolJsonSchema, type ToolDefinition } from '../../src/cards/ask-dialect.js';
+import { askTool, type ToolDefinition } from '../../src/cards/ask-dialect.js';
 import { LIMITS } from '../../src/cards/model.js';
 
 // OpenClaw's ask_user, served over MCP at /mcp/openclaw, so an agent written for OpenClaw's
@@ -110,13 +110,7 @@ export const AskUserOutputSchema = z.object({
 });
 
 /** OpenClaw's ask_user as tools/list shows it. */
-export const ASK_USER_TOOL: ToolDefinition = {
-  name: ASK_USER,
-  title: 'Ask the user',
-  description: ASK_USER_DESCRIPTION,
-  inputSchema: toolJsonSchema(AskUserInputSchema),
-  outputSchema: toolJsonSchema(AskUserOutputSchema),
-};
+export const ASK_USER_TOOL: ToolDefinition = askTool(ASK_USER, ASK_USER_DESCRIPTION, AskUserInputSchema, AskUserOutputSchema);
 
 /** timeoutSeconds as the card's wait: default 900, rounded, clamped to 30-3600. */
 export function clampTimeout(seconds: number | undefined): number {

@@ -49,3 +49,8 @@ export function toolJsonSchema(schema: z.ZodType): JsonSchema {
   }) as Record<string, unknown>;
   return { ...json, type: 'object' };
 }
+
+/** An ask tool as a model is shown it: its schemas derived from the zod schemas that check them. */
+export function askTool(name: string, description: string, input: z.ZodType, output: z.ZodType): ToolDefinition {
+  return { name, title: 'Ask the user', description, inputSchema: toolJsonSchema(input), outputSchema: toolJsonSchema(output) };
+}
