@@ -1,4 +1,4 @@
-import type { McpDialect } from '../src/relay/call-waits.js';
+import type { AskDialect } from '../src/cards/ask-dialect.js';
 import type { ProviderDeclaration } from '../src/sessions/providers.js';
 import { claudeProvider } from './claude/index.js';
 import { copilotProvider } from './copilot/index.js';
@@ -18,7 +18,7 @@ export const PROVIDERS = [claudeProvider, deepseekProvider, copilotProvider, ope
 export type ProviderId = (typeof PROVIDERS)[number]['id'];
 
 /** The ask tools served over MCP, by path: Cursor's dialect at /mcp, OpenClaw's at /mcp/openclaw. */
-export const MCP_DIALECTS: Record<string, McpDialect> = {
+export const MCP_DIALECTS: Record<string, AskDialect> = {
   '/mcp': cursorDialect,
   '/mcp/openclaw': openclawDialect,
 };

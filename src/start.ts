@@ -15,7 +15,7 @@ import { PushSender } from './push/push-sender.js';
 import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
-import { mcpSettingsFromEnv } from './server/mcp-route.js';
+import { mcpSettingsFromEnv } from './server/mcp/route.js';
 import { SessionManager } from './sessions/manager.js';
 import { existingAuditKey, loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
 import { lockDataFolder } from './store/folder-lock.js';

@@ -1,6 +1,7 @@
 import { optionLabelProblem } from '../../src/cards/draft.js';
 import type { Card, CardDraft, RelayMode } from '../../src/cards/model.js';
-import { ASK_USER, AskUserInputSchema, MAX_OPTIONS, MIN_OPTIONS, type AskUserInput } from './tool.js';
+import type { z } from 'zod';
+import { ASK_USER, AskUserInputSchema, MAX_OPTIONS, MIN_OPTIONS, type AskUserInput, type AskUserOutputSchema } from './tool.js';
 import { firstIssueText } from '../../src/cards/issue-text.js';
 
 // Pure translations between the Cursor dialect of ask_user and cards:
@@ -11,18 +12,9 @@ export const PROVIDER = 'cursor';
 
 export type CardDraftResult = { ok: true; input: AskUserInput; draft: CardDraft } | { ok: false; error: string };
 
-export interface AnswerLine {
-  question: string;
-  header?: string;
-  selected: string[];
-  text?: string;
-}
-
-export interface StructuredResult {
-  status: 'answered' | 'skipped' | 'expired' | 'cancelled';
-  cardId: string;
-  answers: AnswerLine[];
-}
+/** structuredContent of the result, as its schema in tool.ts says. */
+export type StructuredResult = z.infer<typeof AskUserOutputSchema>;
+export type AnswerLine = StructuredResult['answers'][number];
 
 export interface ToolResult {
   content: { type: 'text'; text: string }[];

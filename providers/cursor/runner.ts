@@ -1,13 +1,18 @@
-import { askDialect } from '../../src/relay/call-waits.js';
-import * as adapter from './adapter.js';
-import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_INPUT_SCHEMA, ASK_USER_OUTPUT_SCHEMA } from './tool.js';
+import type { AskDialect } from '../../src/cards/ask-dialect.js';
+import { PROVIDER, toCardDraft, toToolError, toToolResult, type ToolError, type ToolResult } from './adapter.js';
+import { ASK_USER_TOOL } from './tool.js';
 
-// The I/O around one Cursor-dialect ask_user call over MCP: the relay's shared call
-// machinery (re-attach, progress, cancellation, grace) with this dialect's adapter.
+// Cursor's agent runs on the user's machine and reaches askrelay over MCP, so askrelay runs
+// no agent for it: what it runs is Cursor's ask_user, as this plain dialect (the tool and its
+// pure adapter). The composition root hands it to the MCP surface (src/server/mcp/), which
+// serves it at /mcp and does every bit of I/O around a call (re-attach, progress, grace).
+
 /** askrelay's ask_user in the Cursor dialect, as the MCP surface serves it at /mcp. */
-export const cursorDialect = askDialect(adapter, {
-  name: ASK_USER,
-  description: ASK_USER_DESCRIPTION,
-  inputSchema: ASK_USER_INPUT_SCHEMA,
-  outputSchema: ASK_USER_OUTPUT_SCHEMA,
-});
+export const cursorDialect: AskDialect<ToolResult, ToolError> = {
+  name: 'cursor',
+  provider: PROVIDER,
+  tool: ASK_USER_TOOL,
+  toCardDraft,
+  toToolResult,
+  toToolError,
+};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { askTool, type ToolDefinition } from '../../src/cards/ask-dialect.js';
 import { LIMITS } from '../../src/cards/model.js';
 
 // askrelay's own ask_user in the Cursor dialect, served over MCP at /mcp. The schema is
@@ -21,89 +22,51 @@ export const ASK_USER_DESCRIPTION = [
   'The result lists every question with its answer.',
 ].join(' ');
 
-/** The JSON Schema the model sees (tools/list). */
-export const ASK_USER_INPUT_SCHEMA = {
-  type: 'object',
-  properties: {
-    questions: {
-      type: 'array',
-      minItems: 1,
-      maxItems: MAX_QUESTIONS,
-      description: 'The questions to ask, 1-4; the user answers them one after another.',
-      items: {
-        type: 'object',
-        properties: {
-          question: { type: 'string', description: 'The question to ask the user.' },
-          header: { type: 'string', maxLength: MAX_HEADER, description: 'A short label shown above the question (at most 40 characters).' },
-          options: {
-            type: 'array',
-            minItems: MIN_OPTIONS,
-            maxItems: MAX_OPTIONS,
-            description: 'The choices to offer, 2-6, one button each. Omit for a free-text question. Never add "Other".',
-            items: {
-              type: 'object',
-              properties: {
-                label: { type: 'string', description: 'The text of the choice; unique within the question.' },
-                description: { type: 'string', description: 'What picking this choice means.' },
-              },
-              required: ['label'],
-            },
-          },
-          multiSelect: { type: 'boolean', default: false, description: 'Let the user pick several options.' },
-        },
-        required: ['question'],
-      },
-    },
-  },
-  required: ['questions'],
-} as const;
-
-/** The JSON Schema of structuredContent (tools/list outputSchema). */
-export const ASK_USER_OUTPUT_SCHEMA = {
-  type: 'object',
-  properties: {
-    status: { type: 'string', enum: ['answered', 'skipped', 'expired', 'cancelled'] },
-    cardId: { type: 'string' },
-    answers: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          question: { type: 'string' },
-          header: { type: 'string' },
-          selected: { type: 'array', items: { type: 'string' } },
-          text: { type: 'string' },
-        },
-        required: ['question', 'selected'],
-      },
-    },
-  },
-  required: ['status', 'cardId', 'answers'],
-} as const;
-
-// The model's arguments. Every message is relative to the field it is about: the adapter
-// puts the field's path in front ("questions[1].options has 7 entries; give 2-6.").
-// Unknown fields are dropped.
+// The model's arguments, and the schema it is shown (tools/list) derived from them. Every
+// message is relative to the field it is about: the adapter puts the field's path in front
+// ("questions[1].options has 7 entries; give 2-6."). Unknown fields are dropped. The relay's
+// own card limits are refinements, checked but not part of Cursor's schema.
 const text = (required = false) =>
   z.string({ error: (i) => (i.input === undefined && required ? 'is required.' : 'must be a text.') });
+const notEmpty = (s: string) => s.length > 0;
+const atMost = (max: number) => (s: string) => s.length <= max;
 
 const OptionSchema = z.object(
   {
-    label: text(true).trim().min(1, { error: 'is empty.' }).max(LIMITS.labelChars, { error: `is longer than ${LIMITS.labelChars} characters.` }),
-    description: text().trim().max(LIMITS.descriptionChars, { error: `is longer than ${LIMITS.descriptionChars} characters.` }).optional(),
+    label: text(true)
+      .trim()
+      .refine(notEmpty, { error: 'is empty.' })
+      .refine(atMost(LIMITS.labelChars), { error: `is longer than ${LIMITS.labelChars} characters.` })
+      .describe('The text of the choice; unique within the question.'),
+    description: text()
+      .trim()
+      .refine(atMost(LIMITS.descriptionChars), { error: `is longer than ${LIMITS.descriptionChars} characters.` })
+      .describe('What picking this choice means.')
+      .optional(),
   },
   { error: 'must be an object {label, description?}.' },
 );
 
 const QuestionSchema = z.object(
   {
-    question: text(true).trim().min(1, { error: 'is empty.' }).max(LIMITS.textChars, { error: `is longer than ${LIMITS.textChars} characters.` }),
-    header: text().trim().max(MAX_HEADER, { error: `is longer than ${MAX_HEADER} characters; keep it a short label.` }).optional(),
+    question: text(true)
+      .trim()
+      .refine(notEmpty, { error: 'is empty.' })
+      .refine(atMost(LIMITS.textChars), { error: `is longer than ${LIMITS.textChars} characters.` })
+      .describe('The question to ask the user.'),
+    header: text()
+      .trim()
+      .max(MAX_HEADER, { error: `is longer than ${MAX_HEADER} characters; keep it a short label.` })
+      .describe('A short label shown above the question (at most 40 characters).')
+      .optional(),
     options: z
       .array(OptionSchema, { error: 'must be a list of {label, description?} objects.' })
       .max(MAX_OPTIONS, { error: (i) => `has ${(i.input as unknown[]).length} entries; give ${MIN_OPTIONS}-${MAX_OPTIONS}.` })
+      // The adapter refuses one option with its own sentence; an empty list is a free-text question.
+      .meta({ minItems: MIN_OPTIONS })
+      .describe('The choices to offer, 2-6, one button each. Omit for a free-text question. Never add "Other".')
       .optional(),
-    multiSelect: z.boolean({ error: 'must be true or false.' }).optional(),
+    multiSelect: z.boolean({ error: 'must be true or false.' }).default(false).describe('Let the user pick several options.'),
   },
   { error: 'must be an object {question, header?, options?, multiSelect?}.' },
 );
@@ -113,8 +76,26 @@ export const AskUserInputSchema = z.object(
     questions: z
       .array(QuestionSchema, { error: (i) => (i.input === undefined ? 'is required: a list of 1-4 questions.' : 'must be a list of 1-4 questions.') })
       .min(1, { error: 'is empty; ask 1-4 questions.' })
-      .max(MAX_QUESTIONS, { error: (i) => `has ${(i.input as unknown[]).length} entries; ask at most ${MAX_QUESTIONS} at once.` }),
+      .max(MAX_QUESTIONS, { error: (i) => `has ${(i.input as unknown[]).length} entries; ask at most ${MAX_QUESTIONS} at once.` })
+      .describe('The questions to ask, 1-4; the user answers them one after another.'),
   },
   { error: 'must be an object {questions: [...]}.' },
 );
 export type AskUserInput = z.infer<typeof AskUserInputSchema>;
+
+/** structuredContent of the result. */
+export const AskUserOutputSchema = z.object({
+  status: z.enum(['answered', 'skipped', 'expired', 'cancelled']),
+  cardId: z.string(),
+  answers: z.array(
+    z.object({
+      question: z.string(),
+      header: z.string().optional(),
+      selected: z.array(z.string()),
+      text: z.string().optional(),
+    }),
+  ),
+});
+
+/** ask_user as tools/list shows it. */
+export const ASK_USER_TOOL: ToolDefinition = askTool(ASK_USER, ASK_USER_DESCRIPTION, AskUserInputSchema, AskUserOutputSchema);

@@ -1,9 +1,9 @@
 export {
   ASK_USER,
   ASK_USER_DESCRIPTION,
-  ASK_USER_INPUT_SCHEMA,
-  ASK_USER_OUTPUT_SCHEMA,
+  ASK_USER_TOOL,
   AskUserInputSchema,
+  AskUserOutputSchema,
   clampTimeout,
   DEFAULT_TIMEOUT_SECONDS,
   ID_PATTERN,

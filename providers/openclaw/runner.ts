@@ -1,13 +1,19 @@
-import { askDialect } from '../../src/relay/call-waits.js';
-import * as adapter from './adapter.js';
-import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_INPUT_SCHEMA, ASK_USER_OUTPUT_SCHEMA } from './tool.js';
+import type { AskDialect } from '../../src/cards/ask-dialect.js';
+import { PROVIDER, toCardDraft, toToolError, toToolResult, type ToolError, type ToolResult } from './adapter.js';
+import { ASK_USER_TOOL } from './tool.js';
 
-// The I/O around one OpenClaw ask_user call over MCP: the shared call machinery with
-// OpenClaw's adapter (the card waits timeoutSeconds; the result is answered / no_answer).
+// An OpenClaw-style agent runs wherever its owner runs it and reaches askrelay over MCP, so
+// askrelay runs no agent for it: what it runs is OpenClaw's ask_user, as this plain dialect
+// (the tool and its pure adapter; the card waits timeoutSeconds, the result is answered or
+// no_answer). The composition root hands it to the MCP surface (src/server/mcp/), which serves
+// it at /mcp/openclaw and does every bit of I/O around a call.
+
 /** OpenClaw's ask_user, as the MCP surface serves it at /mcp/openclaw. */
-export const openclawDialect = askDialect(adapter, {
-  name: ASK_USER,
-  description: ASK_USER_DESCRIPTION,
-  inputSchema: ASK_USER_INPUT_SCHEMA,
-  outputSchema: ASK_USER_OUTPUT_SCHEMA,
-});
+export const openclawDialect: AskDialect<ToolResult, ToolError> = {
+  name: 'openclaw',
+  provider: PROVIDER,
+  tool: ASK_USER_TOOL,
+  toCardDraft,
+  toToolResult,
+  toToolError,
+};

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { askTool, type ToolDefinition } from '../../src/cards/ask-dialect.js';
 import { LIMITS } from '../../src/cards/model.js';
 
 // OpenClaw's ask_user, served over MCP at /mcp/openclaw, so an agent written for OpenClaw's
@@ -27,74 +28,22 @@ export const ASK_USER_DESCRIPTION = [
   'Never ask for a credential (API key, token, password). On status "no_answer" proceed with your best judgment.',
 ].join(' ');
 
-/** The JSON Schema the model sees (tools/list), as OpenClaw documents it. */
-export const ASK_USER_INPUT_SCHEMA = {
-  type: 'object',
-  properties: {
-    questions: {
-      type: 'array',
-      minItems: 1,
-      maxItems: MAX_QUESTIONS,
-      description: 'The questions to ask, 1-3.',
-      items: {
-        type: 'object',
-        properties: {
-          id: { type: 'string', pattern: ID_PATTERN.source, description: 'Unique snake_case answer key.' },
-          header: { type: 'string', description: 'Short label; cut to 12 characters.' },
-          question: { type: 'string', description: 'One sentence.' },
-          options: {
-            type: 'array',
-            minItems: MIN_OPTIONS,
-            maxItems: MAX_OPTIONS,
-            description: 'The choices, 2-4; labels unique. Never add "Other".',
-            items: {
-              type: 'object',
-              properties: {
-                label: { type: 'string', maxLength: MAX_LABEL },
-                description: { type: 'string' },
-              },
-              required: ['label'],
-            },
-          },
-          multiSelect: { type: 'boolean', default: false },
-        },
-        required: ['id', 'header', 'question', 'options'],
-      },
-    },
-    timeoutSeconds: {
-      type: 'integer',
-      default: DEFAULT_TIMEOUT_SECONDS,
-      description: 'How long to wait for the user; default 900, clamped to 30-3600.',
-    },
-  },
-  required: ['questions'],
-} as const;
-
-/** The JSON Schema of structuredContent (tools/list outputSchema). */
-export const ASK_USER_OUTPUT_SCHEMA = {
-  type: 'object',
-  properties: {
-    status: { type: 'string', enum: ['answered', 'no_answer'] },
-    answers: {
-      type: 'object',
-      properties: {
-        answers: { type: 'object', additionalProperties: { type: 'array', items: { type: 'string' } } },
-      },
-      required: ['answers'],
-    },
-  },
-  required: ['status'],
-} as const;
-
-// The model's arguments. Every message is relative to the field it is about: the adapter
-// puts the field's path in front. Unknown fields are dropped.
+// The model's arguments, and the schema it is shown (tools/list, as OpenClaw documents it)
+// derived from them. Every message is relative to the field it is about: the adapter puts
+// the field's path in front. Unknown fields are dropped. The relay's own card limits are
+// refinements, checked but not part of OpenClaw's schema.
 const text = (required = false) =>
   z.string({ error: (i) => (i.input === undefined && required ? 'is required.' : 'must be a text.') });
+const notEmpty = (s: string) => s.length > 0;
+const atMost = (max: number) => (s: string) => s.length <= max;
 
 const OptionSchema = z.object(
   {
-    label: text(true).trim().min(1, { error: 'is empty.' }).max(MAX_LABEL, { error: `is longer than ${MAX_LABEL} characters.` }),
-    description: text().trim().max(LIMITS.descriptionChars, { error: `is longer than ${LIMITS.descriptionChars} characters.` }).optional(),
+    label: text(true).trim().refine(notEmpty, { error: 'is empty.' }).max(MAX_LABEL, { error: `is longer than ${MAX_LABEL} characters.` }),
+    description: text()
+      .trim()
+      .refine(atMost(LIMITS.descriptionChars), { error: `is longer than ${LIMITS.descriptionChars} characters.` })
+      .optional(),
   },
   { error: 'must be an object {label, description?}.' },
 );
@@ -104,37 +53,64 @@ const count = (input: unknown, noun: string) => {
   return `${n} ${n === 1 ? noun : `${noun === 'entry' ? 'entries' : `${noun}s`}`}`;
 };
 
-const QuestionSchema = z.object(
-  {
-    id: text(true).regex(ID_PATTERN, {
-      error: (i) => `"${String(i.input)}" must be snake_case: a lowercase letter, then lowercase letters, digits or "_".`,
-    }),
-    header: text()
-      .transform((h) => h.trim().slice(0, MAX_HEADER).trimEnd())
-      .optional(),
-    question: text(true).trim().min(1, { error: 'is empty.' }).max(LIMITS.textChars, { error: `is longer than ${LIMITS.textChars} characters.` }),
-    options: z
-      .array(OptionSchema, {
-        error: (i) => (i.input === undefined ? `is required: give ${MIN_OPTIONS}-${MAX_OPTIONS} options.` : 'must be a list of {label, description?} objects.'),
-      })
-      .min(MIN_OPTIONS, { error: (i) => `has ${count(i.input, 'entry')}; give ${MIN_OPTIONS}-${MAX_OPTIONS}.` })
-      .max(MAX_OPTIONS, { error: (i) => `has ${count(i.input, 'entry')}; give ${MIN_OPTIONS}-${MAX_OPTIONS}.` }),
-    multiSelect: z.boolean({ error: 'must be true or false.' }).optional(),
-  },
-  { error: 'must be an object {id, header, question, options, multiSelect?}.' },
-);
+const QuestionSchema = z
+  .object(
+    {
+      id: text(true)
+        .regex(ID_PATTERN, {
+          error: (i) => `"${String(i.input)}" must be snake_case: a lowercase letter, then lowercase letters, digits or "_".`,
+        })
+        .describe('Unique snake_case answer key.'),
+      header: text()
+        .transform((h) => h.trim().slice(0, MAX_HEADER).trimEnd())
+        .describe('Short label; cut to 12 characters.')
+        .optional(),
+      question: text(true)
+        .trim()
+        .refine(notEmpty, { error: 'is empty.' })
+        .refine(atMost(LIMITS.textChars), { error: `is longer than ${LIMITS.textChars} characters.` })
+        .describe('One sentence.'),
+      options: z
+        .array(OptionSchema, {
+          error: (i) => (i.input === undefined ? `is required: give ${MIN_OPTIONS}-${MAX_OPTIONS} options.` : 'must be a list of {label, description?} objects.'),
+        })
+        .min(MIN_OPTIONS, { error: (i) => `has ${count(i.input, 'entry')}; give ${MIN_OPTIONS}-${MAX_OPTIONS}.` })
+        .max(MAX_OPTIONS, { error: (i) => `has ${count(i.input, 'entry')}; give ${MIN_OPTIONS}-${MAX_OPTIONS}.` })
+        .describe('The choices, 2-4; labels unique. Never add "Other".'),
+      multiSelect: z.boolean({ error: 'must be true or false.' }).default(false),
+    },
+    { error: 'must be an object {id, header, question, options, multiSelect?}.' },
+  )
+  // OpenClaw's schema asks for a header; the relay also takes a question without one.
+  .meta({ required: ['id', 'header', 'question', 'options'] });
 
 export const AskUserInputSchema = z.object(
   {
     questions: z
       .array(QuestionSchema, { error: (i) => (i.input === undefined ? 'is required: a list of 1-3 questions.' : 'must be a list of 1-3 questions.') })
       .min(1, { error: 'is empty; ask 1-3 questions.' })
-      .max(MAX_QUESTIONS, { error: (i) => `has ${count(i.input, 'entry')}; ask at most ${MAX_QUESTIONS} at once.` }),
-    timeoutSeconds: z.number({ error: 'must be a number of seconds.' }).finite({ error: 'must be a number of seconds.' }).optional(),
+      .max(MAX_QUESTIONS, { error: (i) => `has ${count(i.input, 'entry')}; ask at most ${MAX_QUESTIONS} at once.` })
+      .describe('The questions to ask, 1-3.'),
+    timeoutSeconds: z
+      .number({ error: 'must be a number of seconds.' })
+      .finite({ error: 'must be a number of seconds.' })
+      // OpenClaw documents whole seconds; the relay rounds a fraction instead of refusing it (clampTimeout).
+      .meta({ type: 'integer', default: DEFAULT_TIMEOUT_SECONDS })
+      .describe('How long to wait for the user; default 900, clamped to 30-3600.')
+      .optional(),
   },
   { error: 'must be an object {questions: [...], timeoutSeconds?}.' },
 );
 export type AskUserInput = z.infer<typeof AskUserInputSchema>;
+
+/** structuredContent of the result (the adapter's StructuredResult is the same, by status). */
+export const AskUserOutputSchema = z.object({
+  status: z.enum(['answered', 'no_answer']),
+  answers: z.object({ answers: z.record(z.string(), z.array(z.string())) }).optional(),
+});
+
+/** OpenClaw's ask_user as tools/list shows it. */
+export const ASK_USER_TOOL: ToolDefinition = askTool(ASK_USER, ASK_USER_DESCRIPTION, AskUserInputSchema, AskUserOutputSchema);
 
 /** timeoutSeconds as the card's wait: default 900, rounded, clamped to 30-3600. */
 export function clampTimeout(seconds: number | undefined): number {

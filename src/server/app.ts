@@ -16,9 +16,9 @@ import { humanOnly, login, logout, ownOriginForCookies, requireToken } from './a
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
-import type { McpDialect } from '../relay/call-waits.js';
+import type { AskDialect } from '../cards/ask-dialect.js';
 import { pushRoutes, type PushRoutesOptions } from './push-routes.js';
-import { mcpRoute, type McpRouteOptions } from './mcp-route.js';
+import { mcpRoute, type McpRouteOptions } from './mcp/route.js';
 import { ConnectionLimit } from './connection-limit.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
@@ -49,7 +49,7 @@ export interface AppOptions {
   /** Long-lived connections one caller may hold (ASKRELAY_MAX_CONNECTIONS; default 1000). */
   maxConnections?: number;
   /** The ask tools to serve over MCP, by path (the composition root passes every provider's). */
-  mcpDialects?: Record<string, McpDialect>;
+  mcpDialects?: Record<string, AskDialect>;
   /** Web Push (key and subscriptions); without it the /api/push routes are absent. */
   push?: PushRoutesOptions;
   /** The nodes on the relay's store (GET /api/nodes, and the node /api/health names). */

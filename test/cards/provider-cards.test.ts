@@ -1,11 +1,10 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NO_QUESTION_TEXT, toCardDraft as claudeDraft, toUpdatedInput } from '../../providers/claude/adapter.js';
 import type { AskUserQuestionInput } from '../../providers/claude/tool.js';
 import { classicCardDraft, classicResponse } from '../../providers/copilot/adapter.js';
 import { formCardDraft, formResult, type ElicitationRequest } from '../../providers/copilot/form.js';
 import { LIMITS, type Answer, type Card, type CardDraft } from '../../src/cards/model.js';
+import { mcpClients, type ToolResult } from '../support/mcp-tools.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 
 // Issue 13, items 8 and 13, on the paths where a provider builds the card. Provider-owned
@@ -15,14 +14,12 @@ import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 // dialects over MCP (Cursor, OpenClaw) refuse such input with a readable tool error.
 
 let relay: TestRelay;
-const clients: Client[] = [];
+const clients = mcpClients('provider-cards-test');
 
 beforeAll(async () => {
   relay = await startTestRelay({ ASKRELAY_WAIT: '90m' });
 });
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
-});
+afterEach(() => clients.closeAll());
 afterAll(() => relay.stop());
 
 /** The card a runner's ctx.ask would open, answered over HTTP as the human. */
@@ -103,12 +100,8 @@ describe("Claude's AskUserQuestion (provider-owned)", () => {
   });
 });
 
-type ToolResult = { content: { type: string; text: string }[]; isError?: boolean };
-
 async function callAskUser(path: '/mcp' | '/mcp/openclaw', args: unknown): Promise<ToolResult> {
-  const client = new Client({ name: 'provider-cards-test', version: '1.0.0' });
-  await client.connect(new StreamableHTTPClientTransport(new URL(path, relay.url), { requestInit: { headers: { authorization: `Bearer ${relay.token}` } } }));
-  clients.push(client);
+  const { client } = await clients.connect(relay.url, relay.token, { path });
   return (await client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> })) as ToolResult;
 }
 

@@ -5,12 +5,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
+import { cardsAskedBy, MCP_TOOLS, MCP_TIMING_ENV, mcpClients, type ToolResult } from '../support/mcp-tools.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // askrelay mcp: the stdio bridge, spawned by the real MCP SDK client (StdioClientTransport)
@@ -22,21 +21,21 @@ const BIN = fileURLToPath(new URL('../../bin/askrelay.js', import.meta.url));
 
 const PROGRESS_MS = 30_000;
 const GRACE_MS = 60_000;
-process.env.ASKRELAY_MCP_PROGRESS = '30s';
-process.env.ASKRELAY_MCP_GRACE = '60s';
 
 let relay: TestRelay;
 let clock: FakeClock;
 let cwd: string;
 const clients: Client[] = [];
+const httpClients = mcpClients('http-test');
 
 beforeAll(async () => {
   clock = new FakeClock(Date.now());
-  relay = await startTestRelay({ ASKRELAY_WAIT: '90m' }, undefined, '0', { clock });
+  relay = await startTestRelay({ ...MCP_TIMING_ENV, ASKRELAY_WAIT: '90m' }, undefined, '0', { clock });
   cwd = mkdtempSync(join(tmpdir(), 'askrelay-mcp-bridge-'));
 });
 afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+  await httpClients.closeAll();
 });
 afterAll(async () => {
   await relay.stop();
@@ -88,9 +87,8 @@ async function answer(id: string, answers: unknown) {
 
 const DB = { question: 'Which database?', header: 'Database', options: [{ label: 'PostgreSQL (Recommended)' }, { label: 'SQLite' }] };
 const NAME = { question: 'What is the project called?' };
-type Result = { content: { type: string; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
 const call = (client: Client, args: unknown, options = {}) =>
-  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<Result>;
+  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<ToolResult>;
 
 describe('askrelay mcp: the stdio bridge to /mcp', () => {
   it('lists ask_user, and exits 0 when stdin closes', async () => {
@@ -121,9 +119,7 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
     await answer(card.id, answers);
     const viaBridge = await pending;
 
-    const http = new Client({ name: 'http-test', version: '1.0.0' });
-    clients.push(http);
-    await http.connect(new StreamableHTTPClientTransport(new URL('/mcp', relay.url), { requestInit: { headers: { authorization: `Bearer ${relay.token}` } } }));
+    const { client: http } = await httpClients.connect(relay.url, relay.token);
     const overHttp = call(http, { questions: [DB, NAME] });
     const httpCard = await nextCard();
     await answer(httpCard.id, answers);
@@ -160,7 +156,7 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
 
   it('a relay restart while a call waits: the bridge re-sends it and the client gets the answer from the same card', async () => {
     const data = mkdtempSync(join(tmpdir(), 'askrelay-mcp-restart-'));
-    let own = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data);
+    let own = await startTestRelay({ ...MCP_TIMING_ENV, ASKRELAY_WAIT: '90m' }, data);
     const port = new URL(own.url).port;
     try {
       const b = bridge({ ASKRELAY_URL: own.url, ASKRELAY_TOKEN: own.token });
@@ -169,16 +165,14 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
       const card = await nextCardOn(own);
       // A call straight over HTTP, which nobody re-sends after the restart: its card is
       // cancelled when the grace runs out, which shows when that has happened.
-      const http = new Client({ name: 'http-test', version: '1.0.0' });
-      clients.push(http);
-      await http.connect(new StreamableHTTPClientTransport(new URL('/mcp', own.url), { requestInit: { headers: { authorization: `Bearer ${own.token}` } } }));
+      const { client: http } = await httpClients.connect(own.url, own.token);
       const lost = call(http, { questions: [NAME] }, { timeout: 60_000 }).catch(() => 'gone');
       const orphan = await nextCardOn(own, NAME.question);
       await own.stop();
       await http.close();
       expect(await lost).toBe('gone');
       const ownClock = new FakeClock(Date.now());
-      own = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data, port, { clock: ownClock });
+      own = await startTestRelay({ ...MCP_TIMING_ENV, ASKRELAY_WAIT: '90m' }, data, port, { clock: ownClock });
       // The restart gives both cut-off calls the grace to come back.
       await waitFor(() => ownClock.armed(GRACE_MS) === 2, 'the graces of the cut-off calls');
       // The bridge comes back on its own and takes the card over; nothing new is asked.
@@ -203,7 +197,7 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
 
   it('a relay that stays away: waiting calls get an error and the bridge exits 1 after ASKRELAY_MCP_RECONNECT', async () => {
     const data = mkdtempSync(join(tmpdir(), 'askrelay-mcp-away-'));
-    const own = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data);
+    const own = await startTestRelay({ ...MCP_TIMING_ENV, ASKRELAY_WAIT: '90m' }, data);
     try {
       const b = bridge({ ASKRELAY_URL: own.url, ASKRELAY_TOKEN: own.token, ASKRELAY_MCP_RECONNECT: '1s' });
       await b.client.connect(b.transport);

@@ -1,12 +1,12 @@
 import { fc, test } from '@fast-check/vitest';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import Database from 'better-sqlite3';
 import { setMaxListeners } from 'node:events';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { DB_FILE } from '../../src/start.js';
+import { mcpClients } from '../support/mcp-tools.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { anyJson, FUZZ_RUNS, FUZZ_TIMEOUT_MS, hostileText, PROTO_NAMES, replyFrom, reportSlowestCases, runs } from './fuzz-support.js';
 
@@ -22,6 +22,7 @@ reportSlowestCases();
 let relay: TestRelay;
 let db: Database.Database;
 const clients: Record<string, Client> = {};
+const open = mcpClients('fuzz');
 const SESSION = 's_fuzz_agents_may_answer';
 let targets: string[] = [];
 /** Calls that opened a card (per path) and answer_question calls that answered one. */
@@ -44,13 +45,11 @@ beforeAll(async () => {
     setImmediate(() => void close(card)); // a refusal is an unhandled rejection: the run fails
   });
   for (const path of ['/mcp', '/mcp/openclaw']) {
-    const client = new Client({ name: 'fuzz', version: '1.0.0' });
-    await client.connect(new StreamableHTTPClientTransport(new URL(path, relay.url), { requestInit: { headers: { authorization: `Bearer ${relay.token}` } }, fetch: quietFetch }));
-    clients[path] = client;
+    clients[path] = (await open.connect(relay.url, relay.token, { path, fetch: quietFetch })).client;
   }
 });
 afterAll(async () => {
-  await Promise.all(Object.values(clients).map((c) => c.close().catch(() => {})));
+  await open.closeAll();
   db.close();
   await relay.stop();
 });

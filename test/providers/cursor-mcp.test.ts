@@ -1,11 +1,10 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { readGolden } from '../support/golden.js';
-import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
+import { cardsAskedBy, MCP_TOOLS, MCP_TIMING_ENV, mcpClients, type ToolResult } from '../support/mcp-tools.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // The Cursor dialect of ask_user at /mcp, driven by the real MCP SDK client over Streamable
@@ -14,26 +13,24 @@ import { waitUntil } from '../support/wait-until.js';
 
 const PROGRESS_MS = 30_000;
 const GRACE_MS = 60_000;
-process.env.ASKRELAY_MCP_PROGRESS = '30s';
-process.env.ASKRELAY_MCP_GRACE = '60s';
 
 let relay: TestRelay;
-const clients: Client[] = [];
+const clients = mcpClients('cursor-test');
 /** Relays with a hand-moved clock, one per test that moves it. */
 const timed: TestRelay[] = [];
 
 beforeAll(async () => {
-  relay = await startTestRelay({ ASKRELAY_WAIT: '90m' });
+  relay = await startTestRelay({ ...MCP_TIMING_ENV, ASKRELAY_WAIT: '90m' });
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+  await clients.closeAll();
   await Promise.all(timed.splice(0).map((r) => r.stop()));
 });
 afterAll(() => relay.stop());
 
 /** A relay of its own whose time moves only when the test says (its MCP calls' progress and grace too). */
 async function relayWithClock(): Promise<{ relay: TestRelay; clock: FakeClock }> {
-  const own = await startRelayWithClock({ ASKRELAY_WAIT: '90m' });
+  const own = await startRelayWithClock({ ...MCP_TIMING_ENV, ASKRELAY_WAIT: '90m' });
   timed.push(own.relay);
   return own;
 }
@@ -51,15 +48,7 @@ async function beats(clock: FakeClock, progress: unknown[], n: number): Promise<
   }
 }
 
-async function connect(target: TestRelay = relay, token: string | undefined = target.token) {
-  const client = new Client({ name: 'cursor-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp', target.url), {
-    requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} },
-  });
-  await client.connect(transport);
-  clients.push(client);
-  return { client, transport };
-}
+const connect = (target: TestRelay = relay, token: string | undefined = target.token) => clients.connect(target.url, token);
 
 const askedByCursor = cardsAskedBy('cursor', 1500);
 /** The next card asked through /mcp (polls the relay). */
@@ -81,9 +70,8 @@ const DB = { question: 'Which database?', header: 'Database', options: [{ label:
 const FEATURES = { question: 'Which features?', options: [{ label: 'Auth' }, { label: 'Billing' }, { label: 'Search' }], multiSelect: true };
 const NAME = { question: 'What is the project called?' };
 
-type Result = { content: { type: string; text: string }[]; structuredContent?: unknown; isError?: boolean };
 const call = (client: Client, args: unknown, options = {}) =>
-  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<Result>;
+  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<ToolResult>;
 
 describe('/mcp: ask_user in the Cursor dialect', () => {
   it('lists ask_user with its schema', async () => {

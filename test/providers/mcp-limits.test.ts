@@ -18,14 +18,8 @@ const open: AbortController[] = [];
 
 beforeAll(async () => {
   relay = await startTestRelay({ ASKRELAY_MAX_CONNECTIONS: '3', ASKRELAY_WAIT: '1h' });
-  // The MCP timings are read from the relay's environment when it starts.
-  process.env.ASKRELAY_MCP_IDLE = '1h';
   idleClock = new FakeClock(Date.now());
-  try {
-    idleRelay = await startTestRelay({ ASKRELAY_WAIT: '7d' }, undefined, '0', { clock: idleClock });
-  } finally {
-    delete process.env.ASKRELAY_MCP_IDLE;
-  }
+  idleRelay = await startTestRelay({ ASKRELAY_MCP_IDLE: '1h', ASKRELAY_WAIT: '7d' }, undefined, '0', { clock: idleClock });
 });
 afterEach(() => open.splice(0).forEach((c) => c.abort()));
 afterAll(async () => {

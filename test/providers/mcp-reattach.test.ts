@@ -1,10 +1,10 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { FakeClock } from '../support/fake-clock.js';
+import { MCP_TIMING_ENV, mcpClients, type ToolResult } from '../support/mcp-tools.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
@@ -16,15 +16,13 @@ import { waitUntil } from '../support/wait-until.js';
 
 const PROGRESS_MS = 30_000;
 const GRACE_MS = 60_000;
-process.env.ASKRELAY_MCP_PROGRESS = '30s';
-process.env.ASKRELAY_MCP_GRACE = '60s';
 
 const dirs: string[] = [];
 const relays: TestRelay[] = [];
-const clients: Client[] = [];
+const clients = mcpClients('reattach-test');
 
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+  await clients.closeAll();
 });
 afterAll(async () => {
   await Promise.all(relays.map((r) => r.stop().catch(() => {})));
@@ -38,26 +36,17 @@ async function relayOn(dir?: string): Promise<TestRelay> {
   const data = dir ?? mkdtempSync(join(tmpdir(), 'askrelay-reattach-'));
   if (!dir) dirs.push(data);
   const clock = new FakeClock(Date.now());
-  const relay = await startTestRelay({ ASKRELAY_WAIT: '90m' }, data, '0', { clock });
+  const relay = await startTestRelay({ ...MCP_TIMING_ENV, ASKRELAY_WAIT: '90m' }, data, '0', { clock });
   clocks.set(relay, clock);
   relays.push(relay);
   return relay;
 }
 
-async function connect(relay: TestRelay, path = '/mcp') {
-  const client = new Client({ name: 'reattach-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL(path, relay.url), {
-    requestInit: { headers: { authorization: `Bearer ${relay.token}` } },
-  });
-  await client.connect(transport);
-  clients.push(client);
-  return { client, transport };
-}
+const connect = (relay: TestRelay, path = '/mcp') => clients.connect(relay.url, relay.token, { path });
 
-type Result = { content: { type: string; text: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
 /** A call that asks for progress: its beat is armed once it waits on its card. */
 const call = (client: Client, args: unknown) =>
-  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, { timeout: 60_000, onprogress: () => {} }) as Promise<Result>;
+  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, { timeout: 60_000, onprogress: () => {} }) as Promise<ToolResult>;
 
 const pending = async (relay: TestRelay, provider = 'cursor') => (await relay.relay.list({ status: 'pending' })).filter((c) => c.provider === provider);
 

@@ -1,6 +1,5 @@
 import { serve, type ServerType } from '@hono/node-server';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { Hono } from 'hono';
 import { HUMAN_OPERATOR, sessionFacts } from '../../src/relay/access.js';
 import { CardAccess } from '../../src/relay/card-access.js';
@@ -12,7 +11,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { Relay } from '../../src/relay/relay.js';
 import { openclawDialect } from '../../providers/openclaw/index.js';
-import { mcpRoute } from '../../src/server/mcp-route.js';
+import { mcpRoute } from '../../src/server/mcp/route.js';
 import { asyncCalls } from '../../src/store/call-store.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
 import { asyncSessions } from '../../src/store/session-store.js';
@@ -20,7 +19,7 @@ import { asyncCards } from '../../src/store/store.js';
 import { FakeClock } from '../support/fake-clock.js';
 import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { readGolden } from '../support/golden.js';
-import { cardsAskedBy, MCP_TOOLS } from '../support/mcp-tools.js';
+import { cardsAskedBy, MCP_TOOLS, MCP_TIMING_ENV, mcpClients, type ToolResult } from '../support/mcp-tools.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // OpenClaw's ask_user at /mcp/openclaw, driven by the real MCP SDK client over Streamable
@@ -29,38 +28,28 @@ import { waitUntil } from '../support/wait-until.js';
 
 const PROGRESS_MS = 30_000;
 const GRACE_MS = 60_000;
-process.env.ASKRELAY_MCP_PROGRESS = '30s';
-process.env.ASKRELAY_MCP_GRACE = '60s';
 
 let relay: TestRelay;
-const clients: Client[] = [];
+const clients = mcpClients('openclaw-test');
 const timed: TestRelay[] = [];
 
 beforeAll(async () => {
-  relay = await startTestRelay({ ASKRELAY_WAIT: '90m' });
+  relay = await startTestRelay({ ...MCP_TIMING_ENV, ASKRELAY_WAIT: '90m' });
 });
 afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+  await clients.closeAll();
   await Promise.all(timed.splice(0).map((r) => r.stop()));
 });
 afterAll(() => relay.stop());
 
 /** A relay of its own whose time moves only when the test says. */
 async function relayWithClock(): Promise<{ relay: TestRelay; clock: FakeClock }> {
-  const own = await startRelayWithClock({ ASKRELAY_WAIT: '90m' });
+  const own = await startRelayWithClock({ ...MCP_TIMING_ENV, ASKRELAY_WAIT: '90m' });
   timed.push(own.relay);
   return own;
 }
 
-async function connect(url: string = relay.url, token: string | undefined = relay.token) {
-  const client = new Client({ name: 'openclaw-test', version: '1.0.0' });
-  const transport = new StreamableHTTPClientTransport(new URL('/mcp/openclaw', url), {
-    requestInit: { headers: token ? { authorization: `Bearer ${token}` } : {} },
-  });
-  await client.connect(transport);
-  clients.push(client);
-  return { client, transport };
-}
+const connect = (url: string = relay.url, token: string | undefined = relay.token) => clients.connect(url, token, { path: '/mcp/openclaw' });
 
 const askedByOpenclaw = cardsAskedBy('openclaw', 1500);
 const nextCard = (target: Relay = relay.relay) => askedByOpenclaw(target);
@@ -82,9 +71,8 @@ const FEATURES = { id: 'features', header: 'Features', question: 'Which features
 const DB = { id: 'db', header: 'Database', question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
 const NO_ANSWER = { content: [{ type: 'text', text: 'No answer arrived; proceed with best judgment.' }], structuredContent: { status: 'no_answer' } };
 
-type Result = { content: { type: string; text: string }[]; structuredContent?: unknown; isError?: boolean };
 const call = (client: Client, args: unknown, options = {}) =>
-  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<Result>;
+  client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<ToolResult>;
 
 describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
   it('lists ask_user with OpenClaw schema', async () => {
@@ -331,7 +319,7 @@ describe('/mcp/openclaw: expiry on a relay with a hand-moved clock', () => {
       expect(await pending).toEqual(NO_ANSWER);
       expect((await own.get(card.id)).status).toBe('expired');
     } finally {
-      await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
+      await clients.closeAll();
       await new Promise((r) => server.close(r));
       own.stop();
       store.close();

@@ -1,30 +1,20 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import type { Session } from '../../src/sessions/model.js';
-import { lastUserText, startAnthropicServer, type AnthropicServer } from '../fakes/anthropic-server.js';
-import { startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { waitUntil } from '../support/wait-until.js';
+import { mcpClients, startEchoRelay } from '../support/mcp-tools.js';
+import type { TestRelay } from '../support/running-relay.js';
 
 // What the MCP route refuses: a body past its 1 MB limit (413) and a body that is not JSON
 // (the JSON-RPC parse error, -32700), both before any session is opened; and a session id
 // that another caller opened (404, -32001), which never reaches that caller's session.
 
-let fake: AnthropicServer;
+let echo: Awaited<ReturnType<typeof startEchoRelay>>;
 let relay: TestRelay;
-const clients: Client[] = [];
+const clients = mcpClients('mcp-refusals-test');
 beforeAll(async () => {
-  // Sessions whose model just says something: they go idle and keep valid agent tokens.
-  fake = await startAnthropicServer({ model: (request) => ({ text: `ok: ${lastUserText(request)}` }) });
-  relay = await startTestRelay({ ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'dummy', ASKRELAY_WAIT: '1h' });
+  echo = await startEchoRelay();
+  relay = echo.relay;
 });
-afterEach(async () => {
-  await Promise.all(clients.splice(0).map((c) => c.close().catch(() => {})));
-});
-afterAll(async () => {
-  await relay?.stop();
-  await fake?.close();
-});
+afterEach(() => clients.closeAll());
+afterAll(() => echo?.stop());
 
 function post(body: string, token = relay.token, sessionId?: string): Promise<Response> {
   return fetch(new URL('/mcp', relay.url), {
@@ -57,21 +47,11 @@ describe('the MCP route refuses', () => {
 });
 
 describe("another caller's Mcp-Session-Id", () => {
-  /** A session's agent token: a principal of its own (the operator's token is the MCP agent "mcp"). */
-  async function agentToken(): Promise<string> {
-    const res = await relay.api('/api/sessions', { method: 'POST', json: { provider: 'claude', engine: 'messages', prompt: 'hello' } });
-    expect(res.status).toBe(201);
-    const { id } = (await res.json()) as Session;
-    await waitUntil(async () => (await relay.sessions.get(id)).status === 'idle', 'the session to go idle');
-    return relay.sessions.agentToken(id);
-  }
+  const agentToken = () => echo.agentToken();
 
   /** The real MCP client, connected (initialized) with `token`; its session id is the one to steal. */
-  async function connect(token: string): Promise<{ client: Client; sessionId: string }> {
-    const client = new Client({ name: 'mcp-refusals-test', version: '1.0.0' });
-    const transport = new StreamableHTTPClientTransport(new URL('/mcp', relay.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
-    await client.connect(transport);
-    clients.push(client);
+  async function connect(token: string) {
+    const { client, transport } = await clients.connect(relay.url, token);
     return { client, sessionId: transport.sessionId! };
   }
 

@@ -1,23 +1,23 @@
 import { createHash } from 'node:crypto';
-import type { AnsweredBy, Card, CardDraft } from '../cards/model.js';
-import { RelayError } from '../errors.js';
-import type { Relay } from './relay.js';
-import type { AsyncCallStore } from '../store/call-store.js';
+import type { AskDialect } from '../../cards/ask-dialect.js';
+import type { AnsweredBy, Card, CardDraft } from '../../cards/model.js';
+import { RelayError } from '../../errors.js';
+import type { Relay } from '../../relay/relay.js';
+import type { AsyncCallStore } from '../../store/call-store.js';
 
-// The I/O around one tool call that asks over a connection that may come and go (MCP):
-// make (or re-attach to) the card, keep the client alive with progress while it waits,
-// cancel the card when the client cancels or stays away, and turn the closed card into
-// the dialect's result. Each dialect (Cursor, OpenClaw) brings only its pure adapter.
+// The I/O around one MCP tool call that waits on a card over a connection that may come and
+// go: make (or re-attach to) the card, keep the client alive with progress while it waits,
+// cancel the card when the client cancels or stays away. The one wait path of every call on
+// /mcp that asks: a dialect's ask_user (askCall: its pure adapter makes the card and reads the
+// result) and the relay tool's approval cards (start_session, watch_session).
 //
 // A call's identity outlives its MCP session and the relay process (see call-store.ts).
 // A call re-attaches to an earlier call's card when it is the same JSON-RPC request re-sent
 // on the same session, when it carries the same client key (`_meta["askrelay/callKey"]`,
 // which `askrelay mcp` sets), or when it has the same arguments as a call whose client went
 // away and whose result nobody has received yet. A card that another live call waits on is
-// never taken by an identical question from someone else.
-
-/** The `_meta` key under which a client names a call, so that a re-sent copy finds its card. */
-export const CALL_KEY = 'askrelay/callKey';
+// never taken by an identical question from someone else. Calls re-attach only within their
+// family: one dialect's ask_user, or the relay tool on one route.
 
 export interface CallTiming {
   /** How often a progress notification goes out while the card waits (client sent a progressToken). */
@@ -29,6 +29,7 @@ export interface CallTiming {
 export const DEFAULT_TIMING: CallTiming = { progressIntervalMs: 30_000, reattachGraceMs: 60_000 };
 
 export interface ToolCall {
+  /** What the call asks, as its client sent it: re-sent calls are matched by it. */
   arguments: unknown;
   /** Mcp-Session-Id of the call, when the transport has one. */
   mcpSessionId?: string;
@@ -52,48 +53,26 @@ export interface ToolCall {
   delivered?: Promise<boolean>;
 }
 
-export interface CallDialect<Result, Failure> {
-  /** The provider id its cards carry; calls of one dialect never re-attach to another's cards. */
-  PROVIDER: string;
-  toCardDraft(args: unknown): { ok: true; draft: CardDraft } | { ok: false; error: string };
-  toToolResult(card: Card): Result;
-  toToolError(message: string): Failure;
-}
-
-type JsonSchema = { type: 'object'; [key: string]: unknown };
-
 /**
- * One dialect of an ask tool served over MCP: the tool tools/list shows, and what answers
- * its calls. Providers define them; the composition root hands them to the MCP surface.
+ * One dialect's ask_user call: its arguments made into a card by the dialect's pure adapter,
+ * waited on, and the closed card made into the dialect's result (or an isError result).
  */
-export interface McpDialect {
-  tool: { name: string; title: string; description: string; inputSchema: JsonSchema; outputSchema?: JsonSchema };
-  /** Makes the caller for one route; a call returns the tool result (or an isError result). */
-  waits(relay: Relay, calls: AsyncCallStore, timing: CallTiming, recoverOrphans?: boolean): { call(call: ToolCall): Promise<unknown> };
-}
-
-/**
- * An ask tool served over MCP: its schema as tools/list shows it, and the shared call
- * machinery around the dialect's pure adapter. Each dialect's runner.ts is this one call.
- */
-export function askDialect<Result, Failure>(
-  adapter: CallDialect<Result, Failure>,
-  tool: { name: string; description: string; inputSchema: object; outputSchema: object },
-): McpDialect {
-  return {
-    tool: {
-      name: tool.name,
-      title: 'Ask the user',
-      description: tool.description,
-      inputSchema: tool.inputSchema as JsonSchema,
-      outputSchema: tool.outputSchema as JsonSchema,
-    },
-    waits: (relay, calls, timing, recoverOrphans) => new CallWaits(relay, calls, adapter, timing, recoverOrphans),
-  };
+export async function askCall<Result, Failure>(waits: CallWaits, dialect: AskDialect<Result, Failure>, call: ToolCall): Promise<Result | Failure> {
+  const drafted = dialect.toCardDraft(call.arguments);
+  if (!drafted.ok) return dialect.toToolError(drafted.error);
+  let card: Card;
+  try {
+    card = await waits.wait(call, dialect.provider, drafted.draft);
+  } catch (err) {
+    if (err instanceof RelayError) return dialect.toToolError(err.message);
+    throw err;
+  }
+  if (card.status === 'pending') return dialect.toToolError('The client went away before the card was answered.');
+  return dialect.toToolResult(card);
 }
 
 /** Who is waiting on which card, so a re-sent call keeps the card alive through the grace. */
-export class CallWaits<Result, Failure> {
+export class CallWaits {
   private readonly waiting = new Map<string, number>();
   private readonly graceTimers = new Set<unknown>();
   /**
@@ -108,41 +87,40 @@ export class CallWaits<Result, Failure> {
     private readonly relay: Relay,
     /** Which card each call waits on, kept next to the cards (see call-store.ts). */
     private readonly calls: AsyncCallStore,
-    private readonly dialect: CallDialect<Result, Failure>,
     readonly timing: CallTiming = DEFAULT_TIMING,
     /**
-     * Off when other nodes share the store: the open calls it finds may be theirs, alive.
-     * A call of a node that died is re-sent by its client to another node, or its card expires.
+     * The families whose calls a restart cut off, to give their clients the grace to re-send;
+     * none when other nodes share the store: the open calls it finds may be theirs, alive. A
+     * call of a node that died is re-sent by its client to another node, or its card expires.
      */
-    recoverOrphans = true,
+    recoverFamilies: readonly string[] = [],
   ) {
-    if (recoverOrphans) void this.recoverOrphans().catch(() => {});
+    if (recoverFamilies.length) void this.recoverOrphans(recoverFamilies).catch(() => {});
   }
 
   /** Cards whose calls were cut off by a restart: their clients get the grace to re-send. */
-  private async recoverOrphans(): Promise<void> {
+  private async recoverOrphans(families: readonly string[]): Promise<void> {
     await this.calls.prune(this.relay.now());
-    for (const cardId of await this.calls.orphans(this.dialect.PROVIDER)) this.cancelLater(cardId);
+    for (const family of families) {
+      for (const cardId of await this.calls.orphans(family)) this.cancelLater(cardId);
+    }
   }
 
-  async call(call: ToolCall): Promise<Result | Failure> {
-    const drafted = this.dialect.toCardDraft(call.arguments);
-    if (!drafted.ok) return this.dialect.toToolError(drafted.error);
-    let card: Card;
+  /**
+   * The card of one call of `family`, found again or opened from `draft`, once it is closed;
+   * still pending when the client went away (the card then waits out the grace). Throws the
+   * relay's refusal (RelayError) when the card cannot be made.
+   */
+  async wait(call: ToolCall, family: string, draft: CardDraft): Promise<Card> {
     const hash = callHash(call);
     // Found or opened, and counted as waited on, before the next call looks.
     const turn = this.opening.then(async () => {
-      const found = (await this.attach(call, hash)) ?? (await this.open(call, hash, drafted.draft));
+      const found = (await this.attach(call, family, hash)) ?? (await this.open(call, family, hash, draft));
       this.waiting.set(found.id, (this.waiting.get(found.id) ?? 0) + 1);
       return found;
     });
     this.opening = turn.catch(() => {});
-    try {
-      card = await turn;
-    } catch (err) {
-      if (err instanceof RelayError) return this.dialect.toToolError(err.message);
-      throw err;
-    }
+    let card = await turn;
     const stopProgress = this.startProgress(call, card.id);
     const signal = AbortSignal.any([call.cancelled, call.gone]);
     try {
@@ -157,7 +135,7 @@ export class CallWaits<Result, Failure> {
       if (call.cancelled.aborted && !call.gone.aborted) card = await this.relay.cancel(card.id);
       else this.cancelLater(card.id);
     }
-    if (card.status === 'pending') return this.dialect.toToolError('The client went away before the card was answered.');
+    if (card.status === 'pending') return card;
     const cardId = card.id;
     void (call.delivered ?? Promise.resolve(true))
       .then((written) => {
@@ -168,12 +146,12 @@ export class CallWaits<Result, Failure> {
       })
       // The store closed meanwhile (shutdown): the record stays open, which only costs a re-ask.
       .catch(() => {});
-    return this.dialect.toToolResult(card);
+    return card;
   }
 
   /** An earlier call's card this call takes over, if any (see the top of this file). */
-  private async attach(call: ToolCall, hash: string): Promise<Card | undefined> {
-    const candidates = await this.calls.open(this.dialect.PROVIDER, hash, call.clientKey);
+  private async attach(call: ToolCall, family: string, hash: string): Promise<Card | undefined> {
+    const candidates = await this.calls.open(family, hash, call.clientKey);
     for (const { cardId, clientKey } of candidates) {
       const sameClient = call.clientKey !== undefined && clientKey === call.clientKey;
       if (!sameClient && this.waiting.has(cardId)) continue;
@@ -191,7 +169,7 @@ export class CallWaits<Result, Failure> {
   }
 
   /** A new card for the call; the same request re-sent on the same MCP session gets the same one. */
-  private async open(call: ToolCall, hash: string, draft: CardDraft): Promise<Card> {
+  private async open(call: ToolCall, family: string, hash: string, draft: CardDraft): Promise<Card> {
     // Without an MCP session there is no request to recognise again: a fresh id.
     const card = await this.relay.create({
       ...draft,
@@ -199,7 +177,7 @@ export class CallWaits<Result, Failure> {
       sessionId: call.sessionId ?? null,
       ...(call.askedBy ? { askedBy: call.askedBy } : {}),
     });
-    await this.calls.record({ cardId: card.id, dialect: this.dialect.PROVIDER, argsHash: hash, clientKey: call.clientKey }, this.relay.now());
+    await this.calls.record({ cardId: card.id, dialect: family, argsHash: hash, clientKey: call.clientKey }, this.relay.now());
     return card;
   }
 

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, expect, it } from 'vitest';
-import { MCP_DIALECTS } from '../../providers/index.js';
+import { cursorDialect } from '../../providers/cursor/index.js';
 import type { AsyncCallStore } from '../../src/store/call-store.js';
-import type { ToolCall } from '../../src/relay/call-waits.js';
+import { askCall, CallWaits, type ToolCall } from '../../src/server/mcp/call-waits.js';
 import { Relay } from '../../src/relay/relay.js';
 import { postgresStores } from '../../src/store/postgres/postgres-stores.js';
 import type { Stores } from '../../src/store/stores.js';
@@ -71,7 +71,8 @@ function gatedWaits() {
       };
     },
   });
-  return { waits: MCP_DIALECTS['/mcp'].waits(relay, calls, { progressIntervalMs: HOUR, reattachGraceMs: 60_000 }, false), release, looked: () => looked };
+  const waits = new CallWaits(relay, calls, { progressIntervalMs: HOUR, reattachGraceMs: 60_000 });
+  return { waits: { call: (call: ToolCall) => askCall(waits, cursorDialect, call) }, release, looked: () => looked };
 }
 
 const pendingOtherThan = (id?: string) =>
