@@ -30,7 +30,8 @@ function spawnCli(args: string[], env: Record<string, string>) {
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }>((resolve) =>
-    child.on('exit', (code, signal) => resolve({ code, signal, stdout, stderr })),
+    // 'close', not 'exit': only then has all of its output been read.
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr })),
   );
   return { child, exited, output: () => ({ stdout, stderr }) };
 }

@@ -64,7 +64,8 @@ function bridge(env: Record<string, string>, args: string[] = []): Bridge {
     await start();
     // The SDK keeps the child private; its exit code is what this test is about.
     const child = (transport as unknown as { _process: ChildProcess })._process;
-    child.on('exit', (code) => exit(code));
+    // 'close', not 'exit': only then has all of the child's stderr been read.
+    child.on('close', (code) => exit(code));
   };
   return { client, transport, stderr: () => stderr, exited };
 }
