@@ -49,9 +49,13 @@ export async function mcpCommand(argv: string[]): Promise<number> {
   const target = findRelay(values.url);
   const reconnectFor = process.env.ASKRELAY_MCP_RECONNECT ? parseDuration(process.env.ASKRELAY_MCP_RECONNECT) : RECONNECT_FOR_MS;
   const code = await runBridge(target, new URL(DIALECT_PATHS[dialect], target.url), reconnectFor);
-  // Whatever the HTTP side still holds open (an SSE stream being torn down) must not keep the
-  // process alive once stdin is gone; the timer itself does not keep it alive either.
+  // Whatever the HTTP side still holds open (an SSE stream being torn down, a kept-alive
+  // socket) must not keep the process alive once the bridge is done: an MCP client that
+  // closed the pipe kills the process after 2 s (the SDK's StdioClientTransport), and the
+  // exit code is how it learns why. So: exit as soon as stdout and stderr are flushed, and
+  // within a second even if a reader stopped reading.
   setTimeout(() => process.exit(code), 1000).unref();
-  return code;
+  await Promise.all([process.stdout, process.stderr].map((stream) => new Promise<void>((done) => stream.write('', () => done()))));
+  process.exit(code);
 }
 

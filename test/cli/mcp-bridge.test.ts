@@ -66,6 +66,15 @@ function bridge(env: Record<string, string>, args: string[] = []): Bridge {
     const child = (transport as unknown as { _process: ChildProcess })._process;
     // 'close', not 'exit': only then has all of the child's stderr been read.
     child.on('close', (code) => exit(code));
+    // The SDK's close() (which a failed connect() calls) SIGTERMs a child still running 2 s
+    // after its stdin closed; on a loaded machine that can come before the bridge's own exit,
+    // whose code these tests are about. Close only the pipe, and kill only what hangs.
+    transport.close = async () => {
+      child.stdin?.end();
+      const hung = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(hung);
+    };
   };
   return { client, transport, stderr: () => stderr, exited };
 }
