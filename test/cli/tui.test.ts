@@ -23,7 +23,7 @@ describe('askrelay tui in tmux', () => {
   const screen = () => tmux('capture-pane', '-p', '-t', session);
   const keys = (...k: string[]) => tmux('send-keys', '-t', session, ...k);
   const shows = (text: string, what = `"${text}" on the screen`) =>
-    waitUntil(() => screen().includes(text), what, 15_000).catch((err: Error) => {
+    waitUntil(() => screen().includes(text), what).catch((err: Error) => {
       // The screen as it was, for the failure message.
       throw new Error(`${err.message}; the screen:\n${screen()}`);
     });
@@ -50,7 +50,7 @@ describe('askrelay tui in tmux', () => {
 
   async function ask(input: unknown): Promise<Card> {
     // After a restart the test's own fetch may first pick a pooled socket of the old relay.
-    const res = await waitUntil(() => relay.api('api/cards', { method: 'POST', json: input }).catch(() => undefined), 'the relay to take the card', 5000);
+    const res = await waitUntil(() => relay.api('api/cards', { method: 'POST', json: input }).catch(() => undefined), 'the relay to take the card');
     expect(res.status).toBeLessThan(300);
     return (await res.json()) as Card;
   }

@@ -59,8 +59,8 @@ it('requests fail with a clear 503 while the database is away, and everything re
   expect((await b.api(`/api/cards/${first.id}/answer`, { method: 'POST', json: yes })).status).toBe(200);
 
   await proxy.up();
-  await waitUntil(async () => (await fetch(new URL('/api/health', a.url))).status === 200, 'A healthy again', 10_000);
-  await waitUntil(() => streamEnded, 'the event stream to be ended for a reload', 10_000);
+  await waitUntil(async () => (await fetch(new URL('/api/health', a.url))).status === 200, 'A healthy again');
+  await waitUntil(() => streamEnded, 'the event stream to be ended for a reload');
   const released = await poll;
   expect(released.status).toBe(200);
   expect(((await released.json()) as Card).status).toBe('answered');

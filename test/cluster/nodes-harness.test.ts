@@ -45,7 +45,7 @@ async function health(base: string): Promise<number> {
   return res.status;
 }
 
-describe('relay nodes on one PostgreSQL database behind HAProxy', { timeout: 30_000 }, () => {
+describe('relay nodes on one PostgreSQL database behind HAProxy', { timeout: 120_000 }, () => {
   it('starts two nodes at once, each healthy with the shared token, the schema migrated once', async () => {
     expect(cluster.nodes.map((n) => n.id)).toEqual(['node-0', 'node-1']);
     expect(new Set(cluster.nodes.map((n) => n.pid)).size).toBe(2);
@@ -120,9 +120,9 @@ describe('relay nodes on one PostgreSQL database behind HAProxy', { timeout: 30_
     expect(lost.status, await lost.text()).toBe(404);
     await client.close().catch(() => {});
 
-    const killedAt = Date.now();
-    await waitUntil(async () => (await lb.backends())[victim].status.startsWith('DOWN'), `HAProxy to take node-${victim} out`, 3_000);
-    expect(Date.now() - killedAt).toBeLessThan(3_000);
+    // Its checks (every 500 ms, two failures) take the node out; how soon is not this test's
+    // business (a loaded machine delays HAProxy too), only that the other node stays in.
+    await waitUntil(async () => (await lb.backends())[victim].status.startsWith('DOWN'), `HAProxy to take node-${victim} out`);
     expect((await lb.backends())[other].status).toBe('UP');
     for (let i = 0; i < 4; i++) expect(await health(lb.url)).toBe(200);
     const res = await apiAt(lb.url, `/api/cards/${before.id}`);
@@ -133,7 +133,7 @@ describe('relay nodes on one PostgreSQL database behind HAProxy', { timeout: 30_
     const again = await cluster.restart(victim);
     expect(again.url).toBe(cluster.url(victim));
     expect(again.pid).not.toBe(killed);
-    await waitUntil(async () => (await lb.backends())[victim].status === 'UP', `HAProxy to take node-${victim} back`, 3_000);
+    await waitUntil(async () => (await lb.backends())[victim].status === 'UP', `HAProxy to take node-${victim} back`);
     expect((await (await cluster.api(victim, `/api/cards/${before.id}`)).json()) as Card).toMatchObject({ id: before.id, status: 'pending' });
   });
 });

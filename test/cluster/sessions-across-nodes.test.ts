@@ -53,7 +53,7 @@ const until = (on: TestRelay, id: string, ok: (s: Session) => boolean, what: str
   waitUntil(async () => {
     const s = await session(on, id);
     return ok(s) ? s : undefined;
-  }, what, 15_000);
+  }, what);
 async function begin(on: TestRelay, prompt: string): Promise<Session> {
   const res = await on.api('/api/sessions', { method: 'POST', json: { provider: 'claude', engine: 'messages', prompt } });
   expect(res.status).toBe(201);
@@ -90,9 +90,9 @@ describe('sessions across nodes', () => {
     );
     await a.stop();
     // B takes the lease once it ran out, and resumes the session from the store.
-    await waitUntil(() => b.sessions.liveIds().includes(s.id) || undefined, 'B adopts the session', 10_000);
+    await waitUntil(() => b.sessions.liveIds().includes(s.id) || undefined, 'B adopts the session');
     // The node list says so from B's next heartbeat on.
-    await waitUntil(async () => (await holdsSessions(b, 'node-b')) === 1, 'node-b to hold one session', 5000);
+    await waitUntil(async () => (await holdsSessions(b, 'node-b')) === 1, 'node-b to hold one session');
     const answered = await b.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } } } });
     expect(answered.status).toBe(200);
     const done = await until(b, s.id, (x) => x.status === 'idle' && x.transcript!.at(-1)?.role === 'assistant', 'the turn to finish on B');

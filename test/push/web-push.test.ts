@@ -29,7 +29,7 @@ const subscribe = (body: unknown) => relay.api('/api/push/subscriptions', { meth
 const unsubscribe = (endpoint: string) => relay.api('/api/push/subscriptions', { method: 'DELETE', json: { endpoint } });
 const at = (path: string) => push.requests.filter((r) => r.path === path);
 const received = (path: string, count: number) =>
-  waitUntil(() => at(path).length >= count && at(path), `${count} push request(s) at ${path}`, 5_000);
+  waitUntil(() => at(path).length >= count && at(path), `${count} push request(s) at ${path}`);
 const payloadOf = (body: Buffer, sub: BrowserSubscription) => JSON.parse(decryptPush(body, sub).toString('utf8'));
 
 async function createCard(header: string, text: string): Promise<Card> {

@@ -76,7 +76,7 @@ function gatedWaits() {
 }
 
 const pendingOtherThan = (id?: string) =>
-  waitUntil(async () => (await relay.list({ status: 'pending' })).find((c) => c.id !== id), 'a pending card', 5000);
+  waitUntil(async () => (await relay.list({ status: 'pending' })).find((c) => c.id !== id), 'a pending card');
 
 /** The first call, answered with SQLite; `delivered` says whether its response went out. */
 async function answeredFirst(waits: { call(call: ToolCall): Promise<unknown> }, delivered: Promise<boolean>) {

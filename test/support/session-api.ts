@@ -38,7 +38,7 @@ export function sessionApi(current: () => TestRelay, { waitMs = 30_000 } = {}) {
      * right after its card is made; on PostgreSQL (two-node mode) a read can fall in between.
      */
     status: (id: string, status: Session['status'], on = current()) =>
-      waitUntil(async () => ((await session(id, on)).status === status ? status : undefined), `${id} ${status}`, 5000),
+      waitUntil(async () => ((await session(id, on)).status === status ? status : undefined), `${id} ${status}`),
     /** The session once its turn ended with a reply of the model. */
     done: (id: string, on = current()) => idleWhen(id, (s) => s.transcript!.at(-1)?.role === 'assistant', `${id} done`, on),
   };
