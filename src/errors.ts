@@ -18,6 +18,7 @@ export const errorTable = {
   invalid_card: 422,
   invalid_engine: 422,
   invalid_answer: 422,
+  ambiguous_reply: 422,
   unknown_question: 422,
   missing_answer: 422,
   empty_answer: 422,

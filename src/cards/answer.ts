@@ -1,5 +1,6 @@
 import { RelayError } from '../errors.js';
 import { LIMITS, type Answer, type AnswerEntry, type Card, type Question } from './model.js';
+import { named } from './near-miss.js';
 import { findCredential } from './secrets.js';
 
 // Checks an answer against its card and returns it in canonical form: labels spelled as
@@ -15,36 +16,36 @@ function checkEntry(card: Card, q: Question, entry: AnswerEntry): AnswerEntry {
       throw new RelayError(
         'unknown_option',
         q.options.length
-          ? `"${raw}" is not an option of question "${q.id}" (options: ${q.options.map((o) => o.label).join(', ')}); typed words belong in "text".`
-          : `Question "${q.id}" has no options; put the answer in "text".`,
+          ? `"${raw}" is not an option of question ${named(q)} (options: ${q.options.map((o) => o.label).join(', ')}); typed words belong in "text".`
+          : `Question ${named(q)} has no options; put the answer in "text".`,
       );
     }
     picked.add(label);
   }
   if (picked.size > 1 && !q.multiSelect && !card.selectSeveral) {
-    throw new RelayError('too_many_choices', `Question "${q.id}" takes one choice; ${picked.size} were picked.`);
+    throw new RelayError('too_many_choices', `Question ${named(q)} takes one choice; ${picked.size} were picked.`);
   }
   const text = entry.text?.trim() || undefined;
   if (text !== undefined) {
     if (!q.freeText) {
-      throw new RelayError('free_text_not_allowed', `Question "${q.id}" takes one of its options, not free text.`);
+      throw new RelayError('free_text_not_allowed', `Question ${named(q)} takes one of its options, not free text.`);
     }
     if (text.length > LIMITS.answerTextChars) {
-      throw new RelayError('invalid_answer', `The text for question "${q.id}" is longer than ${LIMITS.answerTextChars} characters.`);
+      throw new RelayError('invalid_answer', `The text for question ${named(q)} is longer than ${LIMITS.answerTextChars} characters.`);
     }
     const credential = findCredential(text);
     if (credential) {
       throw new RelayError(
         'credential_refused',
-        `The answer to question "${q.id}" looks like ${credential}. Never answer with a credential; give it to the tool that needs it another way.`,
+        `The answer to question ${named(q)} looks like ${credential}. Never answer with a credential; give it to the tool that needs it another way.`,
       );
     }
     if (q.field?.type === 'number' && !Number.isFinite(Number(text))) {
-      throw new RelayError('invalid_answer', `Question "${q.id}" takes a number; "${text}" is not one.`);
+      throw new RelayError('invalid_answer', `Question ${named(q)} takes a number; "${text}" is not one.`);
     }
   }
   if (picked.size === 0 && text === undefined) {
-    throw new RelayError('empty_answer', `The answer to question "${q.id}" is empty: pick an option or type some text.`);
+    throw new RelayError('empty_answer', `The answer to question ${named(q)} is empty: pick an option or type some text.`);
   }
   const selected = q.options.map((o) => o.label).filter((l) => picked.has(l));
   return text === undefined ? { selected } : { selected, text };
@@ -63,7 +64,7 @@ export function checkAnswer(card: Card, answer: Answer): Answer {
   return Object.fromEntries(
     card.questions.map((q) => {
       const entry = Object.hasOwn(answer, q.id) ? answer[q.id] : undefined;
-      if (!entry) throw new RelayError('missing_answer', `Question "${q.id}" has no answer; every question needs one.`);
+      if (!entry) throw new RelayError('missing_answer', `Question ${named(q)} has no answer; every question needs one.`);
       return [q.id, checkEntry(card, q, entry)];
     }),
   );

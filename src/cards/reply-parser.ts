@@ -1,5 +1,6 @@
 import { RelayError } from '../errors.js';
 import { LIMITS, type Answer, type AnswerEntry, type Card, type Question } from './model.js';
+import { named, notAnOption, questionList, refuseSlip } from './near-miss.js';
 
 // What a person typed, read as the answer to a card: OpenClaw's plain-text rules
 // (docs/api.md, `POST /api/cards/:id/reply`), used by every surface where a person types.
@@ -11,7 +12,12 @@ import { LIMITS, type Answer, type AnswerEntry, type Card, type Question } from 
 //     (on a single-choice question only when the card lets the user select several);
 //   - on a multi-select question, parts that are options are picked and the rest is
 //     free text; consecutive parts that together spell a label ("Salt, pepper") pick it;
-//   - anything else is free text, when the question takes free text.
+//   - anything else is free text, when the question takes free text; but a reply (or, on
+//     a multi-select question, a part of it) that is only a number or one edit away from
+//     a label of 4+ characters is refused as ambiguous_reply, listing the options, unless
+//     the reply is marked as text (near-miss.ts).
+// Marked as text (`asText`), each question's whole value is free text: nothing is picked.
+// Questions are named by header, else text, never by id (near-miss.ts, questionName).
 // Several questions: keyed lines (`id: v`, `id = v`, `header: v`, `2: v`; a line
 // without a key continues the value of the key above it), or one line per question in
 // order. A URL, a path or a time like 14:30 is never split and never read as a key.
@@ -27,8 +33,9 @@ function checkLength(text: string): void {
   }
 }
 
-function optionList(q: Question): string {
-  return q.options.map((o, i) => `${i + 1}) ${o.label}`).join(', ');
+/** How a reply is read: `asText` takes every value as typed words, never as options. */
+export interface ReplyOptions {
+  asText?: boolean;
 }
 
 // A question's labels as a trie of their lowercased, trimmed spellings. Reading a list
@@ -158,16 +165,15 @@ function inOptionOrder(q: Question, labels: string[]): string[] {
 
 function freeText(q: Question, text: string): AnswerEntry {
   if (q.freeText) return { selected: [], text };
-  return q.options.length
-    ? fail(`"${text}" is not an option of question "${q.id}"; answer with a number or a label: ${optionList(q)}.`)
-    : fail(`Question "${q.id}" takes no free text and has no options to pick.`);
+  return q.options.length ? fail(notAnOption(q, text)) : fail(`Question ${named(q)} takes no free text and has no options to pick.`);
 }
 
 /** The answer to one question from the text typed for it (no keys are read here). */
-export function parseEntry(card: Card, q: Question, text: string): AnswerEntry {
+export function parseEntry(card: Card, q: Question, text: string, { asText = false }: ReplyOptions = {}): AnswerEntry {
   checkLength(text);
   const t = text.trim();
-  if (!t) return fail(`The answer to question "${q.id}" is empty: give a number, a label or some text.`);
+  if (!t) return fail(`The answer to question ${named(q)} is empty: give a number, a label or some text.`);
+  if (asText) return freeText(q, t);
   const trie = labelTrie(q);
   const whole = matchOption(q, trie, t);
   if (whole) return { selected: [whole] };
@@ -175,6 +181,7 @@ export function parseEntry(card: Card, q: Question, text: string): AnswerEntry {
   const { picked, rest } = readList(q, trie, t);
   const selected = inOptionOrder(q, picked);
   if (q.multiSelect) {
+    refuseSlip(q, t, rest, true);
     if (!selected.length) return freeText(q, t);
     if (!rest.length) return { selected };
     return { ...freeText(q, rest.join(', ')), selected };
@@ -182,9 +189,10 @@ export function parseEntry(card: Card, q: Question, text: string): AnswerEntry {
   // A single-choice question: only a text that lists nothing but options is a list.
   if (selected.length > 1 && !rest.length) {
     if (card.selectSeveral) return { selected };
-    return fail(`Question "${q.id}" takes one choice; ${selected.length} were picked.`);
+    return fail(`Question ${named(q)} takes one choice; ${selected.length} were picked.`);
   }
   if (selected.length === 1 && !rest.length) return { selected };
+  refuseSlip(q, t, rest, false);
   return freeText(q, t);
 }
 
@@ -215,14 +223,21 @@ function readKey(card: Card, line: string): Keyed | undefined {
   return question ? { question, value } : undefined;
 }
 
-function missing(card: Card, answered: Set<Question>, how: string): never {
+/** The key a reply line may start with for this question: its header, else its number. */
+const keyOf = (card: Card, q: Question) => q.header?.trim() || String(card.questions.indexOf(q) + 1);
+
+
+function missing(card: Card, answered: Set<Question>, how: (key: string) => string): never {
   const q = card.questions.find((x) => !answered.has(x))!;
-  const names = card.questions.map((x) => x.id).join(', ');
-  return fail(`Question "${q.id}" (${q.text}) has no answer; ${how} (questions: ${names}).`);
+  return fail(`Question ${named(q)} has no answer; ${how(keyOf(card, q))} (questions: ${questionList(card)}).`);
 }
 
-/** Reads a whole plain-text reply to a card; throws invalid_answer with one sentence when it cannot. */
-export function parseReply(card: Card, text: string): Answer {
+/**
+ * Reads a whole plain-text reply to a card; throws invalid_answer (ambiguous_reply for a
+ * slip, see the top of this file) with one sentence when it cannot. Marked `asText`, a
+ * one-question card's whole reply is its text; several questions still read keys and lines.
+ */
+export function parseReply(card: Card, text: string, options: ReplyOptions = {}): Answer {
   checkLength(text);
   const lines = text.split(/\r?\n/);
   const filled = lines.filter((l) => l.trim());
@@ -230,20 +245,22 @@ export function parseReply(card: Card, text: string): Answer {
 
   const keys = lines.map((l) => readKey(card, l));
   const firstFilled = lines.findIndex((l) => l.trim());
-  const keyed = card.questions.length === 1 ? keys[firstFilled] !== undefined : keys.some(Boolean);
+  const keyed = card.questions.length === 1 ? !options.asText && keys[firstFilled] !== undefined : keys.some(Boolean);
+  const entry = (q: Question, value: string) => parseEntry(card, q, value, options);
+  const lineKey = `key each line ("${keyOf(card, card.questions[0])}: …")`;
 
   if (!keyed) {
     if (card.questions.length === 1) {
       const q = card.questions[0];
-      return { [q.id]: parseEntry(card, q, text) };
+      return { [q.id]: entry(q, text) };
     }
     if (filled.length < card.questions.length) {
-      missing(card, new Set(card.questions.slice(0, filled.length)), `the reply has ${filled.length} line${filled.length === 1 ? '' : 's'} for ${card.questions.length} questions: give one line per question, or key each line ("${card.questions[0].id}: …")`);
+      missing(card, new Set(card.questions.slice(0, filled.length)), () => `the reply has ${filled.length} line${filled.length === 1 ? '' : 's'} for ${card.questions.length} questions: give one line per question, or ${lineKey}`);
     }
     if (filled.length > card.questions.length) {
-      fail(`The reply has ${filled.length} lines for ${card.questions.length} questions: give one line per question, or key each line ("${card.questions[0].id}: …").`);
+      fail(`The reply has ${filled.length} lines for ${card.questions.length} questions: give one line per question, or ${lineKey}.`);
     }
-    return Object.fromEntries(card.questions.map((q, i) => [q.id, parseEntry(card, q, filled[i])]));
+    return Object.fromEntries(card.questions.map((q, i) => [q.id, entry(q, filled[i])]));
   }
 
   // Keyed lines; a line without a key continues the value above it.
@@ -257,11 +274,11 @@ export function parseReply(card: Card, text: string): Answer {
       if (list) list.push(key.value);
       else values.set(current, [key.value]);
     } else if (line.trim()) {
-      if (!current) fail(`The line "${line.trim()}" names no question; start it with a question's id, header or number and ":" (questions: ${card.questions.map((q) => q.id).join(', ')}).`);
+      if (!current) fail(`The line "${line.trim()}" names no question; start it with a question's header, number or id and ":" (questions: ${questionList(card)}).`);
       values.get(current!)!.push(line);
     }
   });
   const answered = new Set([...values].filter(([, v]) => v.join('\n').trim()).map(([q]) => q));
-  if (answered.size < card.questions.length) missing(card, answered, 'add a line for it ("<id>: …")');
-  return Object.fromEntries(card.questions.map((q) => [q.id, parseEntry(card, q, values.get(q)!.join('\n'))]));
+  if (answered.size < card.questions.length) missing(card, answered, (key) => `add a line for it ("${key}: …")`);
+  return Object.fromEntries(card.questions.map((q) => [q.id, entry(q, values.get(q)!.join('\n'))]));
 }

@@ -100,7 +100,7 @@ export class Inbox implements ChannelInbox {
       if (!(err instanceof RelayError)) throw err;
       const current = await this.card(cardId);
       if (current && current.status !== 'pending') return { kind: 'closed', notice: closedNotice(current) };
-      return { kind: 'invalid', notice: unechoed(err.message, typed) };
+      return { kind: 'invalid', notice: err.code === 'ambiguous_reply' ? slipNotice(err.message, typed) : unechoed(err.message, typed) };
     }
   }
 
@@ -112,6 +112,18 @@ export class Inbox implements ChannelInbox {
     this.recent.set(key, now);
     return false;
   }
+}
+
+/**
+ * A reply refused as a slip (a number that is no option's, a label one letter off): the
+ * options are listed, and the way to send the words anyway. Only the quoted whole reply is
+ * left out: a slip is a number or nearly a label, never a secret, and a bare replace would
+ * cut into the labels it resembles ("SQLit" inside "SQLite").
+ */
+export function slipNotice(message: string, typed: string | undefined): string {
+  const text = typed?.trim();
+  const cleaned = text ? message.split(`"${text}"`).join('That') : message;
+  return `Could not read that as an answer: ${cleaned} To send your words as they are, reply with them in quotes.`;
 }
 
 /** The parser's sentence without the person's own words (a chat is not the place to repeat them). */

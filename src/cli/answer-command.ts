@@ -1,6 +1,8 @@
 import { parseArgs } from 'node:util';
 import type { Answer, Card, Question } from '../cards/model.js';
+import { questionList } from '../cards/near-miss.js';
 import { parseReply } from '../cards/reply-parser.js';
+import { RelayError } from '../errors.js';
 import { readValues } from './answer-values.js';
 import { RelayClient, findRelay } from './client.js';
 import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags } from './flags.js';
@@ -15,10 +17,13 @@ Usage: askrelay answer <card-id> <value>... [--text T] [--json] [--url URL]
   <value>          an option, by its number (as "askrelay cards" shows it) or its label
                    (any case); "1, 3" (or 1 3) picks several options on a multi-select
                    question, split on "," ";" or newline. Anything else is typed text:
-                   quote it. URLs, paths and times like 14:30 are never split.
+                   quote it. URLs, paths and times like 14:30 are never split. A value
+                   that is only a number but no option's, or one letter off a label
+                   ("SQLit"), is refused with the options listed: send it with --text.
   <line>           on a card with several questions, one value per question in order,
                    or keyed: "db: sqlite", "langs = 1, 3", "Header: …", "2: …"
-  --text T         typed text to send with (or instead of) the picked options
+  --text T         typed text to send with (or instead of) the picked options; taken
+                   as words, never as an option ("--text 7" sends the text 7)
   --answer Q=V     the answer to question Q (its id, header or number); V is read like
                    a value. Repeat for each question.
   --json           print the answered card as JSON
@@ -34,7 +39,7 @@ function findQuestion(card: Card, key: string): Question {
     card.questions.find((x) => x.id === key.trim()) ??
     card.questions.find((x) => x.id.toLowerCase() === k || x.header?.toLowerCase() === k) ??
     (/^\d+$/.test(k) ? card.questions[Number(k) - 1] : undefined);
-  if (!q) throw new UsageError(`card ${card.id} has no question "${key}" (questions: ${card.questions.map((x) => x.id).join(', ')}).`);
+  if (!q) throw new UsageError(`card ${card.id} has no question "${key}" (questions: ${questionList(card)}).`);
   return q;
 }
 
@@ -47,7 +52,7 @@ export function buildAnswer(card: Card, values: string[], text: string | undefin
   const several = card.questions.length !== 1;
   if (several && (text !== undefined || (values.length && pairs.length))) {
     throw new UsageError(
-      `card ${card.id} has ${card.questions.length} questions; answer with one line per question ("askrelay answer ${card.id} 'db: 1' 'name: x'") or with --answer <question>=<value> for each, not both${text !== undefined ? ', and without --text' : ''} (questions: ${card.questions.map((q) => q.id).join(', ')}).`,
+      `card ${card.id} has ${card.questions.length} questions; answer with one line per question ("askrelay answer ${card.id} 'db: 1' 'name: x'") or with --answer <question>=<value> for each, not both${text !== undefined ? ', and without --text' : ''} (questions: ${questionList(card)}).`,
     );
   }
   if (several && values.length) return parseReply(card, values.join('\n'));
@@ -71,6 +76,17 @@ export function buildAnswer(card: Card, values: string[], text: string | undefin
   return answer;
 }
 
+/** A value refused as a slip (a number that is no option's, "SQLit") says how to send it as words. */
+function withTextHint(card: Card, build: () => Answer, values: string[]): Answer {
+  try {
+    return build();
+  } catch (err) {
+    if (!(err instanceof RelayError) || err.code !== 'ambiguous_reply' || card.questions.length !== 1) throw err;
+    const words = values.join(' ').replace(/'/g, `'\\''`);
+    throw new RelayError(err.code, `${err.message} To send it as text: askrelay answer ${card.id} --text '${words}'.`);
+  }
+}
+
 export async function answerCommand(argv: string[]): Promise<number> {
   const { values, positionals } = parseFlags('answer', () =>
     parseArgs({
@@ -88,7 +104,7 @@ export async function answerCommand(argv: string[]): Promise<number> {
   if (!id) throw new UsageError('give the card id and the answer: askrelay answer <card-id> <value>... (see --help).');
   const client = new RelayClient(findRelay(values.url));
   const card = await client.getCard(id);
-  const answered = await client.answer(card.id, buildAnswer(card, rest, values.text, values.answer ?? []));
+  const answered = await client.answer(card.id, withTextHint(card, () => buildAnswer(card, rest, values.text, values.answer ?? []), rest));
   if (values.json) {
     console.log(JSON.stringify(answered, null, 2));
   } else {

@@ -8,10 +8,14 @@ import { waitForCard } from './wait-for-card.js';
 
 export const ASK_HELP = `askrelay ask — ask a human one question and wait for the answer
 
-Usage: askrelay ask "<question>" [--choice LABEL]... [--multi] [--header H] [--title T]
-                    [--wait DURATION] [--json] [--url URL]
+Usage: askrelay ask "<question>" [--choice LABEL[=DESCRIPTION]]... [--multi] [--no-free-text]
+                    [--header H] [--title T] [--wait DURATION] [--json] [--url URL]
 
-  --choice, -c LABEL  an option (repeat for several); no choices means a free-text question
+  --choice, -c LABEL[=DESCRIPTION]
+                      an option (repeat for several); no choices means a free-text
+                      question. "SQLite=No server" gives the option a description;
+                      write \\= for an "=" inside the label ("a\\=b=Assign").
+  --no-free-text      the answer must be one of the choices: no typed words
   --multi             allow several choices (needs at least two --choice)
   --header H          short label shown above the question
   --title T           title of the card
@@ -27,6 +31,18 @@ Prints the answer: the chosen labels joined with ", ", then any typed text
 
 ${CLIENT_ENV_HELP}`;
 
+/**
+ * "SQLite=No server" → label SQLite, description "No server". The first "=" not written
+ * as "\=" splits; "\=" is an "=" of the label. Without a split the whole value is the label.
+ */
+export function choiceOption(value: string): { label: string; description?: string } {
+  const split = /(?<!\\)=/.exec(value);
+  const label = (split ? value.slice(0, split.index) : value).replace(/\\=/g, '=');
+  if (!split) return { label };
+  const description = value.slice(split.index + 1).trim();
+  return description ? { label, description } : { label };
+}
+
 function cardInput(argv: string[]): { input: CardInput; json: boolean; url?: string } | undefined {
   const { values, positionals } = parseFlags('ask', () =>
     parseArgs({
@@ -37,6 +53,7 @@ function cardInput(argv: string[]): { input: CardInput; json: boolean; url?: str
         ...CLIENT_OPTIONS,
         choice: { type: 'string', short: 'c', multiple: true },
         multi: { type: 'boolean' },
+        'no-free-text': { type: 'boolean' },
         header: { type: 'string' },
         title: { type: 'string' },
         wait: { type: 'string' },
@@ -52,6 +69,8 @@ function cardInput(argv: string[]): { input: CardInput; json: boolean; url?: str
   }
   const choices = values.choice ?? [];
   if (values.multi && choices.length < 2) throw new UsageError('--multi needs at least two --choice options.');
+  const noFreeText = values['no-free-text'] ?? false;
+  if (noFreeText && !choices.length) throw new UsageError('--no-free-text needs at least one --choice: without choices the question can only be answered in words.');
   let waitSeconds: number | undefined;
   if (values.wait !== undefined) {
     try {
@@ -69,7 +88,8 @@ function cardInput(argv: string[]): { input: CardInput; json: boolean; url?: str
         {
           text: positionals[0],
           ...(values.header ? { header: values.header } : {}),
-          ...(choices.length ? { options: choices } : {}),
+          ...(choices.length ? { options: choices.map(choiceOption) } : {}),
+          ...(noFreeText ? { freeText: false } : {}),
           ...(values.multi ? { multiSelect: true } : {}),
         },
       ],

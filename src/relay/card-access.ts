@@ -1,5 +1,5 @@
 import type { Answer, Card, CardDraft } from '../cards/model.js';
-import { parseReply } from '../cards/reply-parser.js';
+import { parseReply, type ReplyOptions } from '../cards/reply-parser.js';
 import { RelayError } from '../errors.js';
 import type { AuditWriter } from '../store/audit-store.js';
 import type { CardFilter } from '../store/store.js';
@@ -65,15 +65,15 @@ export class CardAccess {
     return this.relay.answer(id, answer, { idempotencyKey, by: answeredBy(who) });
   }
 
-  /** What a person (or agent) typed, read with the plain-text rules, then answered like answer(). */
-  async reply(who: Principal, id: string, text: string, idempotencyKey?: string): Promise<Card> {
+  /** What a person (or agent) typed, read with the plain-text rules (`asText`: as typed words), then answered like answer(). */
+  async reply(who: Principal, id: string, text: string, idempotencyKey?: string, options: ReplyOptions = {}): Promise<Card> {
     const seen = await this.visible(who, id, 'answer');
     this.check(who, seen, 'answer');
     const { card } = seen;
     const by = answeredBy(who);
     // A closed card refuses (410) before its text is read; relay.answer says so.
     if (card.status !== 'pending' && card.status !== 'answered') return this.relay.answer(id, {}, { by });
-    return this.relay.answer(id, parseReply(card, text), { idempotencyKey, by });
+    return this.relay.answer(id, parseReply(card, text, options), { idempotencyKey, by });
   }
 
   async skip(who: Principal, id: string): Promise<Card> {

@@ -7,7 +7,8 @@ import type { AuthEnv } from './auth.js';
 import { readJson } from './http.js';
 
 const AnswerBodySchema = z.object({ answers: AnswerSchema });
-const ReplyBodySchema = z.object({ text: z.string() });
+// `asText`: the person marked the reply as typed words, never options (docs/api.md).
+const ReplyBodySchema = z.object({ text: z.string(), asText: z.boolean().optional() });
 const ListQuerySchema = z.object({
   status: CardStatusSchema.optional(),
   sessionId: z.string().min(1).optional(),
@@ -74,7 +75,7 @@ export function cardRoutes(access: CardAccess) {
       await access.get(who, id, 'answer'); // an unknown card is 404 before anything about the body
       throw err;
     });
-    return c.json(await access.reply(who, id, body.text, idempotencyKey(c.req.header('idempotency-key'))));
+    return c.json(await access.reply(who, id, body.text, idempotencyKey(c.req.header('idempotency-key')), { asText: body.asText }));
   });
 
   app.post('/:id/skip', async (c) => c.json(await access.skip(c.get('principal'), c.req.param('id'))));

@@ -1,5 +1,8 @@
 // The reply parser as it was before issue 13 (cubic in the number of comma parts), kept
-// verbatim as the reference the linear parser must agree with on small replies.
+// as the reference the linear parser must agree with on small replies. Only its messages
+// changed since (issue 17: a question is named by its header or text, not its id); the
+// refusal of slips (ambiguous_reply) is not in it, reply-parser.test.ts allows for that.
+import { named, notAnOption, questionList } from '../../src/cards/near-miss.js';
 import { RelayError } from '../../src/errors.js';
 import type { Answer, AnswerEntry, Card, Question } from '../../src/cards/model.js';
 
@@ -21,10 +24,6 @@ import type { Answer, AnswerEntry, Card, Question } from '../../src/cards/model.
 const fail = (message: string): never => {
   throw new RelayError('invalid_answer', message);
 };
-
-function optionList(q: Question): string {
-  return q.options.map((o, i) => `${i + 1}) ${o.label}`).join(', ');
-}
 
 /** The option a piece of text names: its label in any case, or its 1-based number. */
 function matchOption(q: Question, piece: string): string | undefined {
@@ -100,14 +99,14 @@ function inOptionOrder(q: Question, labels: string[]): string[] {
 function freeText(q: Question, text: string): AnswerEntry {
   if (q.freeText) return { selected: [], text };
   return q.options.length
-    ? fail(`"${text}" is not an option of question "${q.id}"; answer with a number or a label: ${optionList(q)}.`)
-    : fail(`Question "${q.id}" takes no free text and has no options to pick.`);
+    ? fail(notAnOption(q, text))
+    : fail(`Question ${named(q)} takes no free text and has no options to pick.`);
 }
 
 /** The answer to one question from the text typed for it (no keys are read here). */
 export function parseEntry(card: Card, q: Question, text: string): AnswerEntry {
   const t = text.trim();
-  if (!t) return fail(`The answer to question "${q.id}" is empty: give a number, a label or some text.`);
+  if (!t) return fail(`The answer to question ${named(q)} is empty: give a number, a label or some text.`);
   const whole = matchOption(q, t);
   if (whole) return { selected: [whole] };
 
@@ -121,7 +120,7 @@ export function parseEntry(card: Card, q: Question, text: string): AnswerEntry {
   // A single-choice question: only a text that lists nothing but options is a list.
   if (selected.length > 1 && !rest.length) {
     if (card.selectSeveral) return { selected };
-    return fail(`Question "${q.id}" takes one choice; ${selected.length} were picked.`);
+    return fail(`Question ${named(q)} takes one choice; ${selected.length} were picked.`);
   }
   if (selected.length === 1 && !rest.length) return { selected };
   return freeText(q, t);
@@ -148,10 +147,11 @@ function readKey(card: Card, line: string): Keyed | undefined {
   return question ? { question, value } : undefined;
 }
 
-function missing(card: Card, answered: Set<Question>, how: string): never {
+const keyOf = (card: Card, q: Question) => q.header?.trim() || String(card.questions.indexOf(q) + 1);
+
+function missing(card: Card, answered: Set<Question>, how: (key: string) => string): never {
   const q = card.questions.find((x) => !answered.has(x))!;
-  const names = card.questions.map((x) => x.id).join(', ');
-  return fail(`Question "${q.id}" (${q.text}) has no answer; ${how} (questions: ${names}).`);
+  return fail(`Question ${named(q)} has no answer; ${how(keyOf(card, q))} (questions: ${questionList(card)}).`);
 }
 
 /** Reads a whole plain-text reply to a card; throws invalid_answer with one sentence when it cannot. */
@@ -170,10 +170,10 @@ export function parseReply(card: Card, text: string): Answer {
       return { [q.id]: parseEntry(card, q, text) };
     }
     if (filled.length < card.questions.length) {
-      missing(card, new Set(card.questions.slice(0, filled.length)), `the reply has ${filled.length} line${filled.length === 1 ? '' : 's'} for ${card.questions.length} questions: give one line per question, or key each line ("${card.questions[0].id}: …")`);
+      missing(card, new Set(card.questions.slice(0, filled.length)), () => `the reply has ${filled.length} line${filled.length === 1 ? '' : 's'} for ${card.questions.length} questions: give one line per question, or key each line ("${keyOf(card, card.questions[0])}: …")`);
     }
     if (filled.length > card.questions.length) {
-      fail(`The reply has ${filled.length} lines for ${card.questions.length} questions: give one line per question, or key each line ("${card.questions[0].id}: …").`);
+      fail(`The reply has ${filled.length} lines for ${card.questions.length} questions: give one line per question, or key each line ("${keyOf(card, card.questions[0])}: …").`);
     }
     return Object.fromEntries(card.questions.map((q, i) => [q.id, parseEntry(card, q, filled[i])]));
   }
@@ -187,11 +187,11 @@ export function parseReply(card: Card, text: string): Answer {
       current = key.question;
       values.set(current, [...(values.get(current) ?? []), key.value]);
     } else if (line.trim()) {
-      if (!current) fail(`The line "${line.trim()}" names no question; start it with a question's id, header or number and ":" (questions: ${card.questions.map((q) => q.id).join(', ')}).`);
+      if (!current) fail(`The line "${line.trim()}" names no question; start it with a question's header, number or id and ":" (questions: ${questionList(card)}).`);
       values.get(current!)!.push(line);
     }
   });
   const answered = new Set([...values].filter(([, v]) => v.join('\n').trim()).map(([q]) => q));
-  if (answered.size < card.questions.length) missing(card, answered, 'add a line for it ("<id>: …")');
+  if (answered.size < card.questions.length) missing(card, answered, (key) => `add a line for it ("${key}: …")`);
   return Object.fromEntries(card.questions.map((q) => [q.id, parseEntry(card, q, values.get(q)!.join('\n'))]));
 }

@@ -48,7 +48,6 @@ describe('parseReply, one question', () => {
 
   it('makes anything else free text, trimmed, with its commas and newlines', () => {
     expect(parseReply(db, '  MySQL, if we must ')).toEqual({ q1: { selected: [], text: 'MySQL, if we must' } });
-    expect(parseReply(db, '4')).toEqual({ q1: { selected: [], text: '4' } });
     expect(parseReply(db, 'not sure\nask Sam')).toEqual({ q1: { selected: [], text: 'not sure\nask Sam' } });
     expect(parseReply(db, 'SQLite, probably')).toEqual({ q1: { selected: [], text: 'SQLite, probably' } });
     const open = card([{ text: 'Project name?' }]);
@@ -56,8 +55,8 @@ describe('parseReply, one question', () => {
   });
 
   it('refuses free text on a question that takes only its options, naming them', () => {
-    expect(refusal(strict, 'MySQL')).toBe('"MySQL" is not an option of question "q1"; answer with a number or a label: 1) PostgreSQL, 2) SQLite.');
-    expect(refusal(strict, '3')).toContain('1) PostgreSQL, 2) SQLite');
+    expect(refusal(strict, 'MySQL')).toBe('"MySQL" is not one of the options of "Which DB?" (1. PostgreSQL, 2. SQLite); give a number from 1 to 2 or an option\'s label.');
+    expect(refusal(strict, '3')).toContain('(1. PostgreSQL, 2. SQLite)');
   });
 
   it('refuses an empty reply', () => {
@@ -65,7 +64,7 @@ describe('parseReply, one question', () => {
   });
 
   it('refuses a list of options on a single-choice question, unless the card selects several', () => {
-    expect(refusal(db, '1, 2')).toBe('Question "q1" takes one choice; 2 were picked.');
+    expect(refusal(db, '1, 2')).toBe('Question "Which DB?" takes one choice; 2 were picked.');
     const several = card([{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite', 'Use MySQL'] }], true);
     expect(parseReply(several, '3; postgresql')).toEqual({ q1: { selected: ['PostgreSQL', 'Use MySQL'] } });
     // Not clearly a list of options: free text.
@@ -107,7 +106,7 @@ describe('parseReply, multi-select', () => {
 
   it('refuses leftover text on a multi-select question without free text', () => {
     const only = card([{ text: 'Colors?', options: ['Red', 'Green'], multiSelect: true, freeText: false }]);
-    expect(refusal(only, 'red, teal')).toBe('"teal" is not an option of question "q1"; answer with a number or a label: 1) Red, 2) Green.');
+    expect(refusal(only, 'red, teal')).toBe('"teal" is not one of the options of "Colors?" (1. Red, 2. Green); give a number from 1 to 2 or an option\'s label.');
   });
 });
 
@@ -160,16 +159,18 @@ describe('parseReply, several questions', () => {
 
   it('names the question that got no answer', () => {
     expect(refusal(setup, '1')).toBe(
-      'Question "langs" (Languages?) has no answer; the reply has 1 line for 3 questions: give one line per question, or key each line ("db: …") (questions: db, langs, name).',
+      'Question "Languages" has no answer; the reply has 1 line for 3 questions: give one line per question, or key each line ("Database: …") (questions: 1. Database, 2. Languages, 3. Project name?).',
     );
-    expect(refusal(setup, 'db: 1\nname: x')).toBe('Question "langs" (Languages?) has no answer; add a line for it ("<id>: …") (questions: db, langs, name).');
-    expect(refusal(setup, 'db: 1\nlangs:\nname: x')).toContain('Question "langs" (Languages?) has no answer');
+    expect(refusal(setup, 'db: 1\nname: x')).toBe('Question "Languages" has no answer; add a line for it ("Languages: …") (questions: 1. Database, 2. Languages, 3. Project name?).');
+    expect(refusal(setup, 'db: 1\nlangs:\nname: x')).toContain('Question "Languages" has no answer');
+    // A question without a header is named by its text and keyed by its number.
+    expect(refusal(setup, 'db: 1\nlangs: 2')).toBe('Question "Project name?" has no answer; add a line for it ("3: …") (questions: 1. Database, 2. Languages, 3. Project name?).');
   });
 
   it('refuses extra lines, a line before any key, and a bad value with the question named', () => {
-    expect(refusal(setup, '1\n2\n3\n4')).toBe('The reply has 4 lines for 3 questions: give one line per question, or key each line ("db: …").');
+    expect(refusal(setup, '1\n2\n3\n4')).toBe('The reply has 4 lines for 3 questions: give one line per question, or key each line ("Database: …").');
     expect(refusal(setup, 'sqlite\nlangs: 1\nname: x')).toContain('The line "sqlite" names no question');
-    expect(refusal(setup, 'db: 1, 2\nlangs: 1\nname: x')).toBe('Question "db" takes one choice; 2 were picked.');
+    expect(refusal(setup, 'db: 1, 2\nlangs: 1\nname: x')).toBe('Question "Database" takes one choice; 2 were picked.');
   });
 });
 
@@ -196,6 +197,7 @@ describe('parseReply reads every reply as the parser before issue 13 did', () =>
 
   it('on 3000 generated cards and replies', () => {
     let compared = 0;
+    let slips = 0;
     for (let n = 0; n < 3000; n++) {
       const questions: QuestionInput[] = Array.from({ length: 1 + Math.floor(random() * 2) }, (_, i) => {
         const labels = [...new Set(Array.from({ length: Math.floor(random() * 5) }, () => (random() < 0.2 ? String(1 + Math.floor(random() * 3)) : word(6).trim())).filter((l) => l && !/^[\s\uFEFF]*$/.test(l)))];
@@ -215,9 +217,18 @@ describe('parseReply reads every reply as the parser before issue 13 did', () =>
         return pick([options[k].label, options[k].label.toUpperCase(), options[k].label.toLowerCase(), String(k + 1)]);
       };
       const text = Array.from({ length: 1 + Math.floor(random() * 8) }, () => (random() < 0.4 ? label() : word(4))).join(pick([',', ', ', ';', '\n', ' ']));
-      expect(outcome(parseReply, c, text), JSON.stringify({ options: c.questions.map((q) => q.options.map((o) => o.label)), text })).toEqual(outcome(referenceParseReply, c, text));
+      const got = outcome(parseReply, c, text);
+      const where = JSON.stringify({ options: c.questions.map((q) => q.options.map((o) => o.label)), text });
+      if (got.code === 'ambiguous_reply') {
+        // The one new refusal (issue 17): a slip the old parser took as free text.
+        expect(got.message, where).toMatch(/^".+" is not one of the options of ".+" \(1\. /s);
+        slips++;
+        continue;
+      }
+      expect(got, where).toEqual(outcome(referenceParseReply, c, text));
       compared++;
     }
-    expect(compared).toBeGreaterThan(2000);
+    expect(compared).toBeGreaterThan(1500);
+    expect(slips).toBeGreaterThan(50);
   });
 });

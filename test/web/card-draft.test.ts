@@ -126,6 +126,11 @@ it('finds the step of the question a relay error names', () => {
   const c = card(q('db'), q('cache'));
   expect(stepNamedIn(c, 'Answer for question "cache" is not one of its options.')).toBe(1);
   expect(stepNamedIn(c, 'Answer for question "nope" is wrong.')).toBe(-1);
+  // The relay names a question by its header, else its text (clipped with "…").
+  const named = card(q('db', { header: 'Database' }), q('cache', { text: 'Which   cache should the relay keep in front of the store?' }));
+  expect(stepNamedIn(named, 'Question "Database" takes one choice; 2 were picked.')).toBe(0);
+  expect(stepNamedIn(named, 'The answer to question "Which cache should the relay keep in fr…" is empty')).toBe(1);
+  expect(stepNamedIn(named, 'Question "Which cache should the relay keep in front of the store?" takes one choice')).toBe(1);
   expect(stepNamedIn(c, 'Something else.')).toBe(-1);
   expect(stepNamedIn(c, undefined)).toBe(-1);
 });

@@ -85,8 +85,15 @@ export function fieldAnswer(q, { selected, text }) {
   return { answer: text ? { selected, text } : { selected } };
 }
 
-/** The step of the question a relay error names (`question "db" …`), or -1. */
+/**
+ * The step of the question a relay error names (`question "Database" …`), or -1. The relay
+ * names a question by its header, else its text clipped with "…" (src/cards/near-miss.ts);
+ * an id is still recognized.
+ */
 export function stepNamedIn(card, message) {
-  const named = /question "([^"]+)"/.exec(message ?? '')?.[1];
-  return named ? card.questions.findIndex((q) => q.id === named) : -1;
+  const named = /question "([^"]+)"/i.exec(message ?? '')?.[1];
+  if (!named) return -1;
+  const spaced = (s) => s.trim().replace(/\s+/g, ' ');
+  const byText = (q) => (named.endsWith('…') ? spaced(q.text).startsWith(named.slice(0, -1)) : spaced(q.text) === named);
+  return card.questions.findIndex((q) => q.id === named || (q.header?.trim() ? q.header.trim() === named : byText(q)));
 }
