@@ -40,7 +40,7 @@ export function nearMissOf(q: Question, typed: string): string | undefined {
   })?.label;
 }
 
-/** Whether a piece of a reply looks like a slip: only a number (out of range, or it would have picked), or a near miss of a label. */
+/** Whether a piece of a reply looks like a slip: only digits (a number no option has), or a near miss of a label. */
 export function looksLikeSlip(q: Question, piece: string): boolean {
   if (!q.options.length) return false;
   return /^\d+$/.test(piece.trim()) || nearMissOf(q, piece) !== undefined;
@@ -64,10 +64,10 @@ export function optionList(q: Question): string {
 /** `"7" is not one of the options of "Database" (1. PostgreSQL, 2. SQLite); …` */
 export function notAnOption(q: Question, typed: string): string {
   const near = nearMissOf(q, typed);
-  const hint = near ? ` Did you mean "${near}"?` : '';
+  const label = near ? `an option's label (did you mean "${near}"?)` : "an option's label";
   const range = q.options.length === 1 ? 'the number 1' : `a number from 1 to ${q.options.length}`;
-  const ways = q.freeText ? `${range}, an option's label, or mark your words as text` : `${range} or an option's label`;
-  return `"${typed}" is not one of the options of ${named(q)} (${optionList(q)});${hint} give ${ways}.`;
+  const ways = q.freeText ? `${range}, ${label}, or mark your words as text` : `${range} or ${label}`;
+  return `"${typed}" is not one of the options of ${named(q)} (${optionList(q)}); give ${ways}.`;
 }
 
 /** Refuses a reply that reads as a mistyped option rather than words (see the top of this file). */

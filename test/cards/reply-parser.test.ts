@@ -110,6 +110,72 @@ describe('parseReply, multi-select', () => {
   });
 });
 
+describe('parseReply, slips (issue 17)', () => {
+  function slip(c: Card, text: string): string {
+    try {
+      parseReply(c, text);
+    } catch (err) {
+      expect(err).toBeInstanceOf(RelayError);
+      expect((err as RelayError).code).toBe('ambiguous_reply');
+      expect((err as RelayError).status).toBe(422);
+      return (err as RelayError).message;
+    }
+    throw new Error(`"${text}" was parsed`);
+  }
+  const database = card([{ header: 'Database', text: 'Which DB?', options: ['PostgreSQL', 'SQLite'] }]);
+
+  it('refuses a number that is no option\'s, listing the options', () => {
+    expect(slip(database, '7')).toBe(
+      '"7" is not one of the options of "Database" (1. PostgreSQL, 2. SQLite); give a number from 1 to 2, an option\'s label, or mark your words as text.',
+    );
+    expect(slip(database, ' 0 ')).toContain('"0" is not one of the options');
+    expect(slip(db, '4')).toContain('of "Which DB?" (1. PostgreSQL, 2. SQLite, 3. Use MySQL); give a number from 1 to 3');
+    // Numbers in range still pick; a question without options takes any number as text.
+    expect(parseReply(database, '2')).toEqual({ q1: { selected: ['SQLite'] } });
+    expect(parseReply(card([{ text: 'How many?' }]), '7')).toEqual({ q1: { selected: [], text: '7' } });
+  });
+
+  it('refuses a near miss of a label (one edit, 4+ characters), naming the label meant', () => {
+    expect(slip(database, 'SQLit')).toBe(
+      '"SQLit" is not one of the options of "Database" (1. PostgreSQL, 2. SQLite); give a number from 1 to 2, an option\'s label (did you mean "SQLite"?), or mark your words as text.',
+    );
+    expect(slip(database, 'postgersql')).toContain('(did you mean "PostgreSQL"?)');
+    // Short labels and words further away stay free text.
+    const yes = card([{ text: 'Deploy?', options: ['Yes', 'No'] }]);
+    expect(parseReply(yes, 'yet')).toEqual({ q1: { selected: [], text: 'yet' } });
+    expect(parseReply(database, 'SQL Server')).toEqual({ q1: { selected: [], text: 'SQL Server' } });
+    expect(parseReply(database, '"7"')).toEqual({ q1: { selected: [], text: '"7"' } });
+  });
+
+  it('refuses a list whose leftover parts are slips; keeps real words', () => {
+    expect(slip(database, '1, 7')).toContain('"7" is not one of the options');
+    expect(slip(colors, 'red, 9')).toContain('"9" is not one of the options of "Colors?"');
+    expect(slip(colors, 'Gren, teal')).toContain('(did you mean "Green"?)');
+    expect(parseReply(colors, 'Red, teal')).toEqual({ q1: { selected: ['Red'], text: 'teal' } });
+    expect(parseReply(database, 'SQLite, probably')).toEqual({ q1: { selected: [], text: 'SQLite, probably' } });
+  });
+
+  it('names the question of a slip on a card with several questions', () => {
+    expect(slip(setup, 'db: 3\nlangs: 1\nname: x')).toContain('of "Database" (1. PostgreSQL, 2. SQLite)');
+    expect(slip(setup, '1\n1, 4\nx')).toContain('"4" is not one of the options of "Languages"');
+  });
+
+  it('takes the words as text when they are marked so (asText), picking nothing', () => {
+    expect(parseReply(database, ' 7 ', { asText: true })).toEqual({ q1: { selected: [], text: '7' } });
+    expect(parseReply(database, '2', { asText: true })).toEqual({ q1: { selected: [], text: '2' } });
+    expect(parseReply(database, 'Database: SQLit', { asText: true })).toEqual({ q1: { selected: [], text: 'Database: SQLit' } });
+    // Several questions: keys and lines are still read, every value is text.
+    expect(parseReply(setup, 'db: 3\nlangs: 1\nname: 7', { asText: true })).toEqual({
+      db: { selected: [], text: '3' },
+      langs: { selected: [], text: '1' },
+      name: { selected: [], text: '7' },
+    });
+    // A question that takes only its options takes no text, marked or not.
+    expect(refusal(strict, '7')).toContain('give a number from 1 to 2 or an option\'s label.');
+    expect(() => parseReply(strict, 'SQLite', { asText: true })).toThrow('is not one of the options of "Which DB?"');
+  });
+});
+
 describe('parseReply, several questions', () => {
   const expected = {
     db: { selected: ['SQLite'] },
