@@ -4,19 +4,20 @@ import { parseEntry } from '../cards/reply-parser.js';
 // Reading what someone typed at the terminal as the answer to one question, through the
 // plain-text reply parser (src/cards/reply-parser.ts) that every surface shares.
 
-const isOption = (q: Question, value: string): boolean => {
+// A number is a list item even when no option has it: "1 7" is a list with a slip in it
+// (refused by the parser), not the phrase "1 7".
+const isListItem = (q: Question, value: string): boolean => {
   const v = value.trim().toLowerCase();
-  if (q.options.some((o) => o.label.trim().toLowerCase() === v)) return true;
-  return /^\d+$/.test(v) && Number(v) >= 1 && Number(v) <= q.options.length;
+  return /^\d+$/.test(v) || q.options.some((o) => o.label.trim().toLowerCase() === v);
 };
 
 /**
- * The shell's words as one reply text: several values that are each an option (number or
- * label) are a list ("3 red" → "3, red"); otherwise they are one phrase joined with
+ * The shell's words as one reply text: several values that are each a number or an option's
+ * label are a list ("3 red" → "3, red"); otherwise they are one phrase joined with
  * spaces ("use sqlite" → "use sqlite", "not sure" → "not sure").
  */
 export function valuesText(question: Question, values: string[]): string {
-  const list = values.length > 1 && values.every((v) => isOption(question, v));
+  const list = values.length > 1 && values.every((v) => isListItem(question, v));
   return values.map((v) => v.trim()).join(list ? ', ' : ' ');
 }
 

@@ -34,6 +34,8 @@ describe('valuesText', () => {
     expect(valuesText(q(['Use SQLite', 'Use Postgres']), ['use', 'sqlite'])).toBe('use sqlite');
     expect(valuesText(q(['A', 'B']), ['not', 'sure'])).toBe('not sure');
     expect(valuesText(q(['A', 'B']), [' b '])).toBe('b');
+    expect(valuesText(q(['A', 'B']), ['1', '7'])).toBe('1, 7'); // a list with a slip, refused by the parser
+    expect(valuesText(q(['A', 'B']), ['7', 'days'])).toBe('7 days');
   });
 });
 
@@ -43,9 +45,12 @@ describe('readValues (through the reply parser)', () => {
     expect(read(q(['PostgreSQL', 'SQLite']), ['1'])).toEqual({ selected: ['PostgreSQL'] });
   });
 
-  it('prefers a label over a number, and a number out of range is text', () => {
+  it('prefers a label over a number, and refuses a number out of range unless it is --text', () => {
     expect(read(q(['1', '2', '3']), ['3'])).toEqual({ selected: ['3'] });
-    expect(read(q(['A', 'B']), ['3'])).toEqual({ selected: [], text: '3' });
+    // Changed with issue 17: it was the text "3".
+    expect(() => read(q(['A', 'B']), ['3'])).toThrow('"3" is not one of the options of "Pick?" (1. A, 2. B)');
+    expect(() => read(q(['Red', 'Green', 'Blue'], true), ['1', '7'])).toThrow('"7" is not one of the options');
+    expect(read(q(['A', 'B']), [], '3')).toEqual({ selected: [], text: '3' });
   });
 
   it('makes anything else free text, joined with spaces and followed by --text', () => {
@@ -69,7 +74,7 @@ describe('readValues (through the reply parser)', () => {
   });
 
   it('refuses a list of options on a single-choice question (changed with the parser: it was free text)', () => {
-    expect(() => read(q(['Red', 'Green'], false), ['Red, Green'])).toThrow('Question "q1" takes one choice; 2 were picked.');
+    expect(() => read(q(['Red', 'Green'], false), ['Red, Green'])).toThrow('Question "Pick?" takes one choice; 2 were picked.');
     expect(read(q(['Red', 'Green'], false), ['Red, or not'])).toEqual({ selected: [], text: 'Red, or not' });
   });
 });
