@@ -78,11 +78,34 @@ describe('POST /api/cards/:id/reply', () => {
       ],
     });
     const missing = await expectError(await reply(card.id, 'sqlite'), 422, 'invalid_answer');
-    expect(missing.error.message).toContain('Question "name" (Name?) has no answer');
+    expect(missing.error.message).toContain('Question "Name?" has no answer');
     const tooMany = await expectError(await reply(card.id, '1, 2\nx'), 422, 'invalid_answer');
-    expect(tooMany.error.message).toBe('Question "db" takes one choice; 2 were picked.');
+    expect(tooMany.error.message).toBe('Question "Which DB?" takes one choice; 2 were picked.');
     await expectError(await reply(card.id, ' '), 422, 'invalid_answer');
     expect((await (await relay.api(`/api/cards/${card.id}`)).json()).status).toBe('pending');
+  });
+
+  it('a number that is no option\'s, or a label one letter off, is 422 ambiguous_reply unless asText', async () => {
+    const card = await create({ questions: [{ header: 'Database', text: 'Which DB?', options: ['PostgreSQL', 'SQLite', 'MySQL'] }] });
+    const seven = await expectError(await reply(card.id, '7'), 422, 'ambiguous_reply');
+    expect(seven.error.message).toBe(
+      '"7" is not one of the options of "Database" (1. PostgreSQL, 2. SQLite, 3. MySQL); give a number from 1 to 3, an option\'s label, or mark your words as text.',
+    );
+    const near = await expectError(await reply(card.id, 'sqlit'), 422, 'ambiguous_reply');
+    expect(near.error.message).toContain('(did you mean "SQLite"?)');
+    expect((await (await relay.api(`/api/cards/${card.id}`)).json()).status).toBe('pending');
+
+    const asText = (id: string, text: string) => relay.api(`/api/cards/${id}/reply`, { method: 'POST', json: { text, asText: true } });
+    const res = await asText(card.id, ' 7 ');
+    expect(res.status).toBe(200);
+    expect((await res.json()).answer).toEqual({ q1: { selected: [], text: '7' } });
+    // Marked as text, even a number in range picks nothing; asText must be a boolean.
+    const two = await create();
+    expect((await (await asText(two.id, '2')).json()).answer).toEqual({ q1: { selected: [], text: '2' } });
+    await expectError(await relay.api(`/api/cards/${two.id}/reply`, { method: 'POST', json: { text: '2', asText: 'yes' } }), 400, 'invalid_request');
+    // A question that takes only its options takes no text, marked or not.
+    const strict = await create({ questions: [{ text: 'Which DB?', options: ['PostgreSQL', 'SQLite'], freeText: false }] });
+    await expectError(await asText(strict.id, '7'), 422, 'invalid_answer');
   });
 
   it('the relay still refuses what /answer refuses (a credential in the text)', async () => {
