@@ -85,6 +85,27 @@ describe.concurrent('askrelay ask', { timeout: 60_000 }, () => {
     expect(await running).toMatchObject({ code: 0, stdout: 'Red, Blue\n' });
   });
 
+  it('--choice "Label=Description" describes an option (\\= keeps an "=" in the label); --no-free-text takes no words', async () => {
+    const running = ask('Which store?', '--choice', 'SQLite=No server', '-c', 'a\\=b= Assign =x', '-c', 'PostgreSQL', '-c', 'Plain=', '--no-free-text');
+    const card = await cardAsking('Which store?');
+    expect(card.questions[0]).toMatchObject({
+      freeText: false,
+      options: [{ label: 'SQLite', description: 'No server' }, { label: 'a=b', description: 'Assign =x' }, { label: 'PostgreSQL' }, { label: 'Plain' }],
+    });
+    expect(card.questions[0].options[2]).not.toHaveProperty('description');
+    const words = await relay.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: [], text: 'Redis' } } } });
+    expect(words.status).toBe(422);
+    expect((await words.json()).error.code).toBe('free_text_not_allowed');
+    await answer(card.id, { q1: { selected: ['a=b'] } });
+    expect(await running).toMatchObject({ code: 0, stdout: 'a=b\n' });
+
+    const open = ask('Free words welcome?', '-c', 'Yes');
+    const openCard = await cardAsking('Free words welcome?');
+    expect(openCard.questions[0].freeText).toBe(true);
+    await answer(openCard.id, { q1: { selected: [], text: 'not sure' } });
+    expect(await open).toMatchObject({ code: 0, stdout: 'not sure\n' });
+  });
+
   it('exits 2 with a clear line when the card expires unanswered', async () => {
     const run = await ask('Anyone there?', '--choice', 'Yes', '--choice', 'No', '--wait', '500ms');
     expect(run.code).toBe(2);
@@ -109,13 +130,16 @@ describe.concurrent('askrelay ask', { timeout: 60_000 }, () => {
   });
 
   it('exits 1 on bad flags, with the reason', async () => {
-    const [unknown, none, multi, wait, two] = await Promise.all([
+    const [unknown, none, multi, wait, two, strict] = await Promise.all([
       ask('Q?', '--bogus'),
       ask(),
       ask('Q?', '--multi', '--choice', 'Only'),
       ask('Q?', '--wait', 'soon'),
       ask('Q?', 'PostgreSQL'),
+      ask('Q?', '--no-free-text'),
     ]);
+    expect(strict.code).toBe(1);
+    expect(strict.stderr).toContain('--no-free-text needs at least one --choice');
     expect(unknown.code).toBe(1);
     expect(unknown.stderr).toMatch(/^askrelay ask: Unknown option '--bogus'\. Run "askrelay ask --help"\./);
     expect(none.code).toBe(1);
