@@ -124,6 +124,25 @@ describe.concurrent('askrelay answer', { timeout: 60_000 }, () => {
     expect((await stored(other.id)).answer).toEqual({ q1: { selected: ['PostgreSQL'], text: 'for now' } });
   });
 
+  it('refuses a number that is no option\'s, or a label one letter off, saying how to send it with --text', async () => {
+    // Issue 17: `askrelay answer <id> 7` on a two-option card answered "7".
+    const card = await database();
+    const seven = await run('answer', card.id, '7');
+    expect(seven).toMatchObject({ code: 1, stdout: '' });
+    expect(seven.stderr).toBe(
+      `askrelay answer: "7" is not one of the options of "DB" (1. PostgreSQL, 2. SQLite); give a number from 1 to 2, an option's label, or mark your words as text. To send it as text: askrelay answer ${card.id} --text '7'.\n`,
+    );
+    expect((await run('answer', card.id, 'SQLit')).stderr).toContain('(did you mean "SQLite"?)');
+    expect((await stored(card.id)).status).toBe('pending');
+
+    const text = await run('answer', card.id, '--text', '7');
+    expect(text).toMatchObject({ code: 0, stdout: `Answered ${card.id}: 7\n` });
+    expect((await stored(card.id)).answer).toEqual({ q1: { selected: [], text: '7' } });
+
+    const list = await colors();
+    expect((await run('answer', list.id, '1', '7')).stderr).toContain('"7" is not one of the options of "Which colors?"');
+  });
+
   it('picks several options on a multi-select question, as values or comma-separated', async () => {
     const card = await colors();
     expect(await run('answer', card.id, '3', 'red')).toMatchObject({ code: 0, stdout: `Answered ${card.id}: Red, Blue\n` });
@@ -148,7 +167,7 @@ describe.concurrent('askrelay answer', { timeout: 60_000 }, () => {
     const without = await run('answer', card.id, '1');
     expect(without.code).toBe(1);
     expect(without.stderr).toBe(
-      'askrelay answer: Question "langs" (Languages?) has no answer; the reply has 1 line for 3 questions: give one line per question, or key each line ("db: …") (questions: db, langs, name).\n',
+      'askrelay answer: Question "Languages?" has no answer; the reply has 1 line for 3 questions: give one line per question, or key each line ("Database: …") (questions: 1. Database, 2. Languages?, 3. Project name?).\n',
     );
     const both = await run('answer', card.id, '1', '--answer', 'langs=1');
     expect(both.code).toBe(1);
@@ -197,7 +216,7 @@ describe.concurrent('askrelay answer', { timeout: 60_000 }, () => {
     expect(missing).toMatchObject({ code: 1, stdout: '', stderr: 'askrelay answer: No card "c_nope".\n' });
 
     const card = await database();
-    expect((await run('answer', card.id, '1', '2')).stderr).toContain('askrelay answer: Question "q1" takes one choice; 2 were picked.');
+    expect((await run('answer', card.id, '1', '2')).stderr).toContain('askrelay answer: Question "DB" takes one choice; 2 were picked.');
 
     const skipped = await database();
     await relay.api(`/api/cards/${skipped.id}/skip`, { method: 'POST' });
