@@ -151,6 +151,21 @@ describe('telegram channel', () => {
     expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
+  it('a reply that is only a number no option has is refused with the options listed; in quotes it is text', async () => {
+    const card = await h.ask({ questions: [{ header: 'Database', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }] });
+    await h.idle();
+    const [message] = cardMessages();
+    const reply = fake.reply(ADA, message.message_id, '7');
+    const notice = await waitUntil(() => fake.sent.find((m) => m.reply_to_message?.message_id === reply), 'the notice');
+    expect(notice.text).toBe(
+      'Could not read that as an answer: That is not one of the options of "Database" (1. PostgreSQL, 2. SQLite); give a number from 1 to 2, an option\'s label, or mark your words as text. To send your words as they are, reply with them in quotes.',
+    );
+    expect((await h.relay.get(card.id)).status).toBe('pending');
+    fake.reply(ADA, message.message_id, '"7"');
+    await waitUntil(async () => (await h.relay.get(card.id)).status === 'answered', 'the quoted reply');
+    expect((await h.relay.get(card.id)).answer).toEqual({ q1: { selected: [], text: '"7"' } });
+  });
+
   it('a closing line too long for one message is cut, so Telegram takes the edit', async () => {
     // Two questions of 20 picks of 200 characters: "Answered: …" alone would be over 8,000 characters.
     const labels = Array.from({ length: 20 }, (_, i) => `${String(i).padStart(2, '0')} ${'x'.repeat(197)}`);
