@@ -116,13 +116,14 @@ export class Inbox implements ChannelInbox {
 
 /**
  * A reply refused as a slip (a number that is no option's, a label one letter off): the
- * options are listed, and the way to send the words anyway. Only the quoted whole reply is
- * left out: a slip is a number or nearly a label, never a secret, and a bare replace would
- * cut into the labels it resembles ("SQLit" inside "SQLite").
+ * options are listed, and the way to send the words anyway. The quoted slip that opens the
+ * parser's sentence is left out, as every notice leaves out what was typed; a bare replace
+ * would cut into the labels it resembles ("SQLit" inside "SQLite").
  */
 export function slipNotice(message: string, typed: string | undefined): string {
-  const text = typed?.trim();
-  const cleaned = text ? message.split(`"${text}"`).join('That') : message;
+  const at = message.indexOf('" is not one of the options of ');
+  const whole = message.startsWith('"') && at > 0 && message.slice(1, at) === typed?.trim();
+  const cleaned = at > 0 ? `${whole ? 'That' : 'A part of it'}${message.slice(at + 1)}` : message;
   return `Could not read that as an answer: ${cleaned} To send your words as they are, reply with them in quotes.`;
 }
 

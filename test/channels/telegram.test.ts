@@ -161,6 +161,11 @@ describe('telegram channel', () => {
       'Could not read that as an answer: That is not one of the options of "Database" (1. PostgreSQL, 2. SQLite); give a number from 1 to 2, an option\'s label, or mark your words as text. To send your words as they are, reply with them in quotes.',
     );
     expect((await h.relay.get(card.id)).status).toBe('pending');
+    // Nothing typed is repeated: a near miss inside a list is "a part of it".
+    const near = fake.reply(ADA, message.message_id, 'SQLit, 2');
+    const nearNotice = await waitUntil(() => fake.sent.find((m) => m.reply_to_message?.message_id === near), 'the second notice');
+    expect(nearNotice.text).toMatch(/^Could not read that as an answer: A part of it is not one of the options of "Database" .*\(did you mean "SQLite"\?\)/);
+    expect(nearNotice.text).not.toContain('"SQLit"');
     fake.reply(ADA, message.message_id, '"7"');
     await waitUntil(async () => (await h.relay.get(card.id)).status === 'answered', 'the quoted reply');
     expect((await h.relay.get(card.id)).answer).toEqual({ q1: { selected: [], text: '"7"' } });
