@@ -81,7 +81,8 @@ function withTextHint(card: Card, build: () => Answer, values: string[]): Answer
   try {
     return build();
   } catch (err) {
-    if (!(err instanceof RelayError) || err.code !== 'ambiguous_reply' || card.questions.length !== 1) throw err;
+    if (!(err instanceof RelayError) || err.code !== 'ambiguous_reply') throw err;
+    if (card.questions.length !== 1) throw new RelayError(err.code, `${err.message} To send a value as text, put it in quotes inside its line ('2: "7"').`);
     const words = values.join(' ').replace(/'/g, `'\\''`);
     throw new RelayError(err.code, `${err.message} To send it as text: askrelay answer ${card.id} --text '${words}'.`);
   }

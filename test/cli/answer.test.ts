@@ -141,6 +141,12 @@ describe.concurrent('askrelay answer', { timeout: 60_000 }, () => {
 
     const list = await colors();
     expect((await run('answer', list.id, '1', '7')).stderr).toContain('"7" is not one of the options of "Which colors?"');
+
+    const two = await create({ questions: [{ header: 'DB', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }, { text: 'Port?' }], waitSeconds: 3600 });
+    const slip = await run('answer', two.id, '7', '5432');
+    expect(slip.stderr).toContain(`"7" is not one of the options of "DB" (1. PostgreSQL, 2. SQLite); give a number from 1 to 2, an option's label, or mark your words as text. To send a value as text, put it in quotes inside its line ('2: "7"').`);
+    expect(await run('answer', two.id, '"7"', '5432')).toMatchObject({ code: 0 });
+    expect((await stored(two.id)).answer).toEqual({ q1: { selected: [], text: '"7"' }, q2: { selected: [], text: '5432' } });
   });
 
   it('picks several options on a multi-select question, as values or comma-separated', async () => {
