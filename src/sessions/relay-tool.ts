@@ -216,6 +216,10 @@ export class RelayToolbox {
       if (err instanceof RelayError && err.code === 'not_found') {
         return fail(`No card "${input.cardId}" that you can see. Cards of sessions whose human has not allowed agents to answer are not shown to agents; ask the human instead.`);
       }
+      // A plain-text reply has no way to say "these are words"; the structured form does.
+      if (err instanceof RelayError && err.code === 'ambiguous_reply') {
+        return fail(`${err.message} To send it as text, give answers as {"<question id>": {"selected": [], "text": "<your words>"}}.`);
+      }
       throw err;
     }
     return ok(`Answered card ${card.id}: ${summary(card)}`);

@@ -200,6 +200,20 @@ describe('answer_question', () => {
     expect(await relay.relay.get(card.id)).toMatchObject({ status: 'answered', answer, answeredBy: { kind: 'agent', id: s.B.id, surface: 'relay-tool' } });
   });
 
+  it('a plain-text reply that is only an out-of-range number is refused, and says how to send it as text', async () => {
+    const card = await question(s.A.id);
+    const result = await callAs(s.B.id, 'answer_question', { cardId: card.id, answers: '7' });
+    expect(result).toEqual({
+      text:
+        '"7" is not one of the options of "DB" (1. PostgreSQL, 2. SQLite); give a number from 1 to 2, an option\'s label, or mark your words as text.' +
+        ' To send it as text, give answers as {"<question id>": {"selected": [], "text": "<your words>"}}.',
+      isError: true,
+    });
+    expect((await relay.relay.get(card.id)).status).toBe('pending');
+    const asText = await callAs(s.B.id, 'answer_question', { cardId: card.id, answers: { q1: { selected: [], text: '7' } } });
+    expect(asText).toEqual({ text: `Answered card ${card.id}: Which database? → 7`, isError: false });
+  });
+
   it.each([
     ['an approval card', () => approval(s.A.id), () => s.B.id, (c: Card) => HUMAN_ONLY(c.id), 'human_only'],
     ['a card of its own session', () => question(s.B.id), () => s.B.id, (c: Card) => OWN_SESSION(c.id), 'own_session'],
