@@ -60,7 +60,7 @@ beforeAll(async () => {
   cluster = await startNodes(1, { lease: `${LEASE_MS}ms`, env });
   await cluster.add();
   lb = await startLoadBalancer(cluster.nodes.map((n) => n.url));
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await Promise.all(clients.map((c) => c.close().catch(() => {})));

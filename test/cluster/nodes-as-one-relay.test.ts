@@ -21,7 +21,7 @@ let cluster: RelayNodes;
 beforeAll(async () => {
   // Progress every 100 ms: an MCP call that reports progress is waiting on its card.
   cluster = await startNodes(3, { lease: `${LEASE_MS}ms`, env: { ASKRELAY_MCP_PROGRESS: '100ms' } });
-}, 40_000);
+}, 180_000);
 
 afterAll(async () => {
   await cluster?.stop();

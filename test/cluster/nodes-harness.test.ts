@@ -18,7 +18,7 @@ let lb: LoadBalancer;
 beforeAll(async () => {
   cluster = await startNodes(2, { lease: '1500ms' });
   lb = await startLoadBalancer(cluster.nodes.map((n) => n.url));
-}, 40_000);
+}, 180_000);
 
 afterAll(async () => {
   await lb?.stop();

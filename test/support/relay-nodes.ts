@@ -191,7 +191,7 @@ async function launch(index: number, port: number, dataDir: string, env: NodeEnv
  * (options.lease, default 15s like the product) and options.env on top.
  */
 export async function startNodes(n: number, options: StartNodesOptions = {}): Promise<RelayNodes> {
-  const readyMs = options.readyMs ?? 20_000;
+  const readyMs = options.readyMs ?? 60_000;
   const db = await freshDatabase();
   const nodes: RelayNode[] = [];
   const dirs: string[] = [];
