@@ -88,17 +88,28 @@ describe('the reply parser costs time in proportion to the reply', () => {
     const text = unit === ' ' ? `name${fill(' ', 16 * KB - 4)}` : fill(unit, 16 * KB);
     const smallText = unit === ' ' ? `name${fill(' ', KB - 4)}` : small;
     const quarter = unit === ' ' ? `name${fill(' ', 4 * KB - 4)}` : fill(unit, 4 * KB);
-    // Warm up (the first runs are slower before the JIT compiles), then size the batches.
+    // Warm up at every size (the first runs are slower before the JIT compiles, and a long
+    // input may be compiled apart), then size the batches.
     batchFor(card, smallText);
     parse(card, quarter);
+    parse(card, text);
     const reps = batchFor(card, smallText);
-    const base = cost(card, smallText, reps);
-    // Step up through 4 KB first, with the same slack over linear (4 times): a parser that
-    // grows faster than linearly fails there in seconds instead of holding the test for
-    // minutes at 16 KB.
-    const mid = cost(card, quarter, reps, 2);
-    expect(mid / base, `4 KB cost ${mid.toFixed(2)} ms, 1 KB ${base.toFixed(2)} ms`).toBeLessThanOrEqual(16);
-    const large = cost(card, text, reps, 3);
-    expect(large / base, `16 KB cost ${large.toFixed(2)} ms, 1 KB ${base.toFixed(2)} ms`).toBeLessThanOrEqual(64);
+    // A measurement can still be spoilt (a collection, a tier-up, another process's cache
+    // traffic): up to three tries, and the best one counts. A parser that grows faster than
+    // linearly fails all three.
+    let shown = '';
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const base = cost(card, smallText, reps);
+      // Through 4 KB first, with the same slack over linear (4 times): a parser that grows
+      // faster than linearly fails there in seconds instead of holding the test for minutes.
+      const mid = cost(card, quarter, reps, 2);
+      shown = `4 KB cost ${mid.toFixed(2)} ms, 1 KB ${base.toFixed(2)} ms`;
+      if (mid / base > 16) continue;
+      const large = cost(card, text, reps, 3);
+      shown = `16 KB cost ${large.toFixed(2)} ms, 4 KB ${mid.toFixed(2)} ms, 1 KB ${base.toFixed(2)} ms`;
+      if (large / base <= 64) shown = '';
+      if (!shown) break;
+    }
+    expect(shown, 'every try grew faster than 4 times linear').toBe('');
   });
 });
