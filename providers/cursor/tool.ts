@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { askTool, type ToolDefinition } from '../../src/cards/ask-dialect.js';
+import { askTool, atMost, filledText, toolText as text, type ToolDefinition } from '../../src/cards/ask-dialect.js';
 import { LIMITS } from '../../src/cards/model.js';
 
 // askrelay's own ask_user in the Cursor dialect, served over MCP at /mcp. The schema is
@@ -26,17 +26,10 @@ export const ASK_USER_DESCRIPTION = [
 // message is relative to the field it is about: the adapter puts the field's path in front
 // ("questions[1].options has 7 entries; give 2-6."). Unknown fields are dropped. The relay's
 // own card limits are refinements, checked but not part of Cursor's schema.
-const text = (required = false) =>
-  z.string({ error: (i) => (i.input === undefined && required ? 'is required.' : 'must be a text.') });
-const notEmpty = (s: string) => s.length > 0;
-const atMost = (max: number) => (s: string) => s.length <= max;
 
 const OptionSchema = z.object(
   {
-    label: text(true)
-      .trim()
-      .refine(notEmpty, { error: 'is empty.' })
-      .refine(atMost(LIMITS.labelChars), { error: `is longer than ${LIMITS.labelChars} characters.` })
+    label: filledText(LIMITS.labelChars)
       .describe('The text of the choice; unique within the question.'),
     description: text()
       .trim()
@@ -49,10 +42,7 @@ const OptionSchema = z.object(
 
 const QuestionSchema = z.object(
   {
-    question: text(true)
-      .trim()
-      .refine(notEmpty, { error: 'is empty.' })
-      .refine(atMost(LIMITS.textChars), { error: `is longer than ${LIMITS.textChars} characters.` })
+    question: filledText(LIMITS.textChars)
       .describe('The question to ask the user.'),
     header: text()
       .trim()

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { askTool, type ToolDefinition } from '../../src/cards/ask-dialect.js';
+import { askTool, atMost, filledText, toolText as text, type ToolDefinition } from '../../src/cards/ask-dialect.js';
 import { LIMITS } from '../../src/cards/model.js';
 
 // OpenClaw's ask_user, served over MCP at /mcp/openclaw, so an agent written for OpenClaw's
@@ -32,14 +32,10 @@ export const ASK_USER_DESCRIPTION = [
 // derived from them. Every message is relative to the field it is about: the adapter puts
 // the field's path in front. Unknown fields are dropped. The relay's own card limits are
 // refinements, checked but not part of OpenClaw's schema.
-const text = (required = false) =>
-  z.string({ error: (i) => (i.input === undefined && required ? 'is required.' : 'must be a text.') });
-const notEmpty = (s: string) => s.length > 0;
-const atMost = (max: number) => (s: string) => s.length <= max;
 
 const OptionSchema = z.object(
   {
-    label: text(true).trim().refine(notEmpty, { error: 'is empty.' }).max(MAX_LABEL, { error: `is longer than ${MAX_LABEL} characters.` }),
+    label: text(true).trim().refine((s) => s.length > 0, { error: 'is empty.' }).max(MAX_LABEL, { error: `is longer than ${MAX_LABEL} characters.` }),
     description: text()
       .trim()
       .refine(atMost(LIMITS.descriptionChars), { error: `is longer than ${LIMITS.descriptionChars} characters.` })
@@ -65,10 +61,7 @@ const QuestionSchema = z
         .transform((h) => h.trim().slice(0, MAX_HEADER).trimEnd())
         .describe('Short label; cut to 12 characters.')
         .optional(),
-      question: text(true)
-        .trim()
-        .refine(notEmpty, { error: 'is empty.' })
-        .refine(atMost(LIMITS.textChars), { error: `is longer than ${LIMITS.textChars} characters.` })
+      question: filledText(LIMITS.textChars)
         .describe('One sentence.'),
       options: z
         .array(OptionSchema, {

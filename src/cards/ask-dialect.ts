@@ -54,3 +54,20 @@ export function toolJsonSchema(schema: z.ZodType): JsonSchema {
 export function askTool(name: string, description: string, input: z.ZodType, output: z.ZodType): ToolDefinition {
   return { name, title: 'Ask the user', description, inputSchema: toolJsonSchema(input), outputSchema: toolJsonSchema(output) };
 }
+
+/** A text argument; its messages are relative to the field (the adapter puts the path in front). */
+export const toolText = (required = false) =>
+  z.string({ error: (i) => (i.input === undefined && required ? 'is required.' : 'must be a text.') });
+
+/**
+ * A required text, trimmed, not empty and at most `max` characters: the relay's own card
+ * limit, checked as a refinement so that it is not part of the schema the model is shown.
+ */
+export const filledText = (max: number) =>
+  toolText(true)
+    .trim()
+    .refine((s) => s.length > 0, { error: 'is empty.' })
+    .refine((s) => s.length <= max, { error: `is longer than ${max} characters.` });
+
+/** An optional text's own limit, checked the same way. */
+export const atMost = (max: number) => (s: string) => s.length <= max;
