@@ -18,7 +18,7 @@ export function answerText(card: Card): string {
   return card.questions.map((q) => `${q.id}: ${entryText(answer[q.id])}`).join('\n');
 }
 
-/** "42s", "9m 5s", "7h 59m", "2d 3h". */
+/** "42s", "9m 5s", "7h 59m", "2d 3h": the page (fmtLeft) and the terminal UI write time left the same way. */
 export function durationText(ms: number): string {
   const s = Math.max(0, Math.floor(ms / 1000));
   if (s < 60) return `${s}s`;
@@ -31,7 +31,7 @@ export function durationText(ms: number): string {
 export function leftText(card: Card, now = Date.now()): string {
   if (card.status !== 'pending') return card.status;
   const ms = Date.parse(card.expiresAt) - now;
-  return ms > 0 ? durationText(ms) : 'due';
+  return ms > 0 ? durationText(ms) : 'expiring';
 }
 
 export function optionsText(q: Question): string {

@@ -1,4 +1,4 @@
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
 
 // Debian's Chromium, started quiet and offline; never `npx playwright install`.
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -28,4 +28,17 @@ export function collectPageErrors(page: Page, errors: string[]): void {
   page.on('console', (msg) => {
     if (msg.type() === 'error' && !/Failed to load resource/.test(msg.text())) errors.push(msg.text());
   });
+}
+
+/**
+ * A context whose page sends answers at once: the undo window (5 s by default, see
+ * src/server/web/undo.js) is off unless the page's setting is changed. The undo window's own
+ * test makes its context with browser.newContext() to see the default.
+ */
+export async function newContext(browser: Browser, options: BrowserContextOptions): Promise<BrowserContext> {
+  const context = await browser.newContext(options);
+  await context.addInitScript(() => {
+    if (localStorage.getItem('askrelay.undoSeconds') === null) localStorage.setItem('askrelay.undoSeconds', '0');
+  });
+  return context;
 }

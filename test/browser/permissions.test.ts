@@ -7,7 +7,7 @@ import { startAnthropicServer, type AnthropicServer } from '../fakes/anthropic-s
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { fetchSession } from '../support/session-api.js';
 import { waitUntil } from '../support/wait-until.js';
-import { collectPageErrors, launchChromium } from './chromium.js';
+import { collectPageErrors, launchChromium, newContext } from './chromium.js';
 
 // Who may answer, on the web page, against a real relay in real Chromium: the human lets
 // other agents answer a session's questions (the New session checkbox, the switch on each
@@ -30,7 +30,7 @@ beforeAll(async () => {
     startTestRelay({ ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'dummy', ASKRELAY_WAIT: '1h' }),
     launchChromium(),
   ]);
-  const context = await browser.newContext({ viewport: { width: 900, height: 1000 } });
+  const context = await newContext(browser, { viewport: { width: 900, height: 1000 } });
   page = await context.newPage();
   collectPageErrors(page, pageErrors);
 });

@@ -5,7 +5,7 @@ import { cardIdFor } from '../../src/relay/relay.js';
 import { browserSubscription, decryptPush, startFakePushService, type BrowserSubscription, type FakePushService } from '../fakes/push-service.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
-import { collectPageErrors, launchChromium } from './chromium.js';
+import { collectPageErrors, launchChromium, newContext } from './chromium.js';
 
 // The page's side of Web Push in real Chromium against a real relay: the service worker
 // (/sw.js) is served and registered, the Enable notifications button fails readably where
@@ -39,7 +39,7 @@ afterAll(async () => {
 const origin = () => new URL(relay.url).origin;
 
 async function newPage({ notifications = true }: { notifications?: boolean } = {}): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({ viewport: { width: 900, height: 700 } });
+  const context = await newContext(browser, { viewport: { width: 900, height: 700 } });
   contexts.push(context);
   if (notifications) await context.grantPermissions(['notifications'], { origin: origin() });
   const page = await context.newPage();

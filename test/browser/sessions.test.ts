@@ -12,7 +12,7 @@ import {
 } from '../fakes/anthropic-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { fetchSession, sessionApi } from '../support/session-api.js';
-import { collectPageErrors, launchChromium } from './chromium.js';
+import { collectPageErrors, launchChromium, newContext } from './chromium.js';
 
 // The Sessions view against a real relay running real sessions: the `messages` engine
 // (the real @anthropic-ai/sdk client) talks to the scripted Anthropic server, the card it
@@ -97,7 +97,7 @@ beforeEach(async () => {
   slowReply = gate();
   pageErrors = [];
   relay = await startTestRelay({ ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'dummy', ASKRELAY_WAIT: '1h', ASKRELAY_STUCK_AFTER: '600ms' });
-  context = await browser.newContext({ viewport: { width: 900, height: 1000 } });
+  context = await newContext(browser, { viewport: { width: 900, height: 1000 } });
   page = await context.newPage();
   watch(page);
 });

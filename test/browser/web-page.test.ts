@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { BOARD_CARDS } from '../support/board-cards.js';
 import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
-import { collectPageErrors, launchChromium } from './chromium.js';
+import { collectPageErrors, launchChromium, newContext } from './chromium.js';
 
 // The web page against a real relay in a real browser: cards arrive over SSE, every
 // answer made on the page is checked through the API. What the page looks like is asserted
@@ -19,7 +19,7 @@ const pageErrors: string[] = [];
 
 beforeAll(async () => {
   [relay, browser] = await Promise.all([startTestRelay(), launchChromium()]);
-  context = await browser.newContext({ viewport: { width: 900, height: 1100 } });
+  context = await newContext(browser, { viewport: { width: 900, height: 1100 } });
   page = await context.newPage();
   collectPageErrors(page, pageErrors);
 });
@@ -288,7 +288,7 @@ describe('web page', () => {
   it('counts down and turns a card to Expired when its wait runs out', async () => {
     // The relay's clock and the page's move only when the test says, together.
     const { relay: own, clock } = await startRelayWithClock();
-    const ownContext = await browser.newContext({ viewport: { width: 900, height: 1100 } });
+    const ownContext = await newContext(browser, { viewport: { width: 900, height: 1100 } });
     try {
       const p = await ownContext.newPage();
       collectPageErrors(p, pageErrors);
@@ -341,27 +341,117 @@ describe('web page', () => {
     expect(await statusOf(cardOn(b.id), 'cancelled')).toMatch(/^Cancelled/);
   });
 
-  it('picks options with number keys on the focused card, else the first pending one', async () => {
+  it('number keys answer only the card the human selected, never one nobody picked', async () => {
     const first = await createCard({ questions: [{ text: 'Deploy now?', options: ['Now', 'Tonight', 'Tomorrow'] }] });
     const second = await createCard({ questions: [{ text: 'Notify the team?', options: ['Yes', 'No'] }] });
     await cardOn(first.id).waitFor(WAIT);
     await cardOn(second.id).waitFor(WAIT);
     await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+    await page.mouse.click(5, 300); // a click beside the cards selects none
+    expect(await page.locator('[data-testid="card"].kbd-target').count()).toBe(0);
 
-    // Nothing focused: the key goes to the first (oldest) pending card.
+    // Nothing selected: the key answers nothing, and the hint says how to select a card.
+    await page.keyboard.press('2');
+    await page.waitForFunction(() => document.querySelector('[data-testid="key-hint"]')?.textContent?.startsWith('No card is selected'), null, WAIT);
+    expect((await getCard(first.id)).status).toBe('pending');
+    expect((await getCard(second.id)).status).toBe('pending');
+
+    // Clicking a card selects it, visibly; the keys go there.
+    await cardOn(first.id).locator('.question-text').click();
+    expect(await cardOn(first.id).getAttribute('class')).toMatch(/\bkbd-target\b/);
+    expect(await cardOn(first.id).getAttribute('aria-current')).toBe('true');
     await page.keyboard.press('2');
     expect(await statusOf(cardOn(first.id), 'answered')).toBe('Answered: Tonight');
     await expectAnswered(first.id, { q1: { selected: ['Tonight'] } });
 
-    // Focusing another card sends the keys there.
-    const third = await createCard({ questions: [{ text: 'Tag the release?', options: ['Yes', 'No'] }] });
-    await cardOn(third.id).waitFor(WAIT);
-    await cardOn(third.id).locator('.question-text').click();
-    await page.keyboard.press('2');
-    expect(await statusOf(cardOn(third.id), 'answered')).toBe('Answered: No');
+    // The answered card is no longer selected and the other one was never picked: a key does nothing.
+    expect(await page.locator('[data-testid="card"].kbd-target').count()).toBe(0);
+    await page.evaluate(() => document.querySelector('[data-testid="key-hint"]')!.textContent = '');
+    await page.keyboard.press('1');
+    await page.waitForFunction(() => document.querySelector('[data-testid="key-hint"]')?.textContent?.startsWith('No card is selected'), null, WAIT);
     expect((await getCard(second.id)).status).toBe('pending');
-    await page.keyboard.press('1'); // now the only pending card is the second
+
+    // Tabbing to a card selects it as clicking does.
+    await cardOn(second.id).getByTestId('option').first().focus();
+    await page.keyboard.press('1');
     expect(await statusOf(cardOn(second.id), 'answered')).toBe('Answered: Yes');
+    await expectAnswered(second.id, { q1: { selected: ['Yes'] } });
+  });
+
+  it('holds an answer for the undo window: Undo puts the card back, and nothing reaches the relay until it is sent', async () => {
+    // The page's own default (5 s), on a clock the test moves.
+    const own = await browser.newContext({ viewport: { width: 900, height: 1100 } });
+    try {
+      const p = await own.newPage();
+      collectPageErrors(p, pageErrors);
+      await p.clock.install();
+      await p.goto(relay.url);
+      await p.getByTestId('token-input').fill(relay.token);
+      await p.getByTestId('token-input').press('Enter');
+      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+      expect(await p.getByTestId('undo-seconds').inputValue()).toBe('5');
+
+      const created = await createCard({ questions: [{ text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }] });
+      const card = p.locator(`[data-testid="card"][data-card-id="${created.id}"]`);
+      await card.waitFor(WAIT);
+      await card.locator('[data-testid="option"][data-label="SQLite"]').click();
+      expect(await card.getByTestId('undo-bar').innerText()).toBe('Answered: SQLite · Undo');
+      expect(await card.locator('[data-testid="option"][data-label="PostgreSQL"]').isDisabled()).toBe(true);
+      expect(await card.getAttribute('data-status')).toBe('pending');
+      expect((await getCard(created.id)).status).toBe('pending');
+
+      // Undo: the card is as it was, and the relay never heard of the answer.
+      await card.getByTestId('undo').click();
+      expect(await card.getByTestId('undo-bar').isHidden()).toBe(true);
+      expect(await card.locator('[data-testid="option"][data-label="PostgreSQL"]').isEnabled()).toBe(true);
+      await p.clock.runFor(10_000);
+      expect((await getCard(created.id)).status).toBe('pending');
+
+      // Answered again, and left alone: sent when the window ends, not before.
+      await card.locator('[data-testid="option"][data-label="PostgreSQL"]').click();
+      await p.clock.runFor(4_000);
+      expect((await getCard(created.id)).status).toBe('pending');
+      await p.clock.runFor(1_000);
+      await p.waitForSelector(`[data-testid="card"][data-card-id="${created.id}"][data-status="answered"]`, WAIT);
+      expect(await card.getByTestId('card-status').textContent()).toBe('Answered: PostgreSQL');
+      await expectAnswered(created.id, { q1: { selected: ['PostgreSQL'] } });
+
+      // Answered elsewhere during the window: the held answer is dropped, the other one stands.
+      const raced = await createCard({ questions: [{ text: 'Keep the logs?', options: ['Yes', 'No'] }] });
+      const racedCard = p.locator(`[data-testid="card"][data-card-id="${raced.id}"]`);
+      await racedCard.waitFor(WAIT);
+      await racedCard.getByTestId('skip').click();
+      expect(await racedCard.getByTestId('undo-bar').innerText()).toBe('Skipped · Undo');
+      await relay.api(`/api/cards/${raced.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['No'] } } } });
+      await p.waitForSelector(`[data-testid="card"][data-card-id="${raced.id}"][data-status="answered"]`, WAIT);
+      expect(await racedCard.getByTestId('undo-bar').isHidden()).toBe(true);
+      await p.clock.runFor(10_000);
+      expect(await racedCard.getByTestId('card-error').isHidden()).toBe(true);
+      expect((await getCard(raced.id)).answer).toEqual({ q1: { selected: ['No'] } });
+
+      // A tab closed or reloaded during the window still sends what it held.
+      const left = await createCard({ questions: [{ text: 'Tag the release?', options: ['Yes', 'No'] }] });
+      const leftCard = p.locator(`[data-testid="card"][data-card-id="${left.id}"]`);
+      await leftCard.waitFor(WAIT);
+      await leftCard.locator('[data-testid="option"][data-label="Yes"]').click();
+      await leftCard.getByTestId('undo-bar').waitFor(WAIT);
+      await p.reload();
+      await expect.poll(async () => (await getCard(left.id)).status, WAIT).toBe('answered');
+      await expectAnswered(left.id, { q1: { selected: ['Yes'] } });
+
+      // Off (0): the next answer goes at once, and the choice stays in this browser.
+      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+      await p.getByTestId('undo-seconds').selectOption('0');
+      await p.reload();
+      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+      expect(await p.getByTestId('undo-seconds').inputValue()).toBe('0');
+      const now = await createCard({ questions: [{ text: 'Ship it?', options: ['Yes', 'No'] }] });
+      await p.locator(`[data-testid="card"][data-card-id="${now.id}"] [data-testid="option"][data-label="No"]`).click();
+      await p.waitForSelector(`[data-testid="card"][data-card-id="${now.id}"][data-status="answered"]`, WAIT);
+      await expectAnswered(now.id, { q1: { selected: ['No'] } });
+    } finally {
+      await own.close();
+    }
   });
 
   it('lays out several cards at desktop and phone widths, light and dark', async () => {

@@ -325,8 +325,8 @@ describe('tui render', () => {
     expect(text).toContain('> 2. [x] go');
     expect(text).toContain('4. Other…');
     expect(text).toContain('5. Skip');
-    expect(text).toContain('1:30 left');
-    expect(remaining(multi, Date.parse('2026-01-01T00:00:00.000Z'))).toBe('8:00:00 left');
+    expect(text).toContain('1m 30s left');
+    expect(remaining(multi, Date.parse('2026-01-01T00:00:00.000Z'))).toBe('8h 0m left');
   });
 });
 

@@ -1,4 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
+import type { Card } from '../../src/cards/model.js';
+import { leftText } from '../../src/cli/format.js';
+import { remaining } from '../../src/cli/tui/render.js';
 import {
   answeredBy, approvalText, capitalize, describeAnswer, describeClosed, fmtClock, fmtLeft, fmtStarted, fmtTime, parseRoute, shortId,
 } from '../../src/server/web/format.js';
@@ -10,15 +14,26 @@ const question = (id: string, header?: string) => ({ id, header, text: `${id}?`,
 
 describe('the countdown', () => {
   it('counts seconds, then minutes, hours and days', () => {
-    expect(fmtLeft(0)).toBe('Expiring…');
-    expect(fmtLeft(-5000)).toBe('Expiring…');
+    expect(fmtLeft(0)).toBe('expiring');
+    expect(fmtLeft(-5000)).toBe('expiring');
     expect(fmtLeft(999)).toBe('0s left');
     expect(fmtLeft(59_999)).toBe('59s left');
     expect(fmtLeft(60_000)).toBe('1m 0s left');
     expect(fmtLeft(3_599_000)).toBe('59m 59s left');
     expect(fmtLeft(3_600_000)).toBe('1h 0m left');
-    expect(fmtLeft(47 * 3_600_000 + 59 * 60_000)).toBe('47h 59m left');
+    expect(fmtLeft(8 * 3_600_000 - 1000)).toBe('7h 59m left');
+    expect(fmtLeft(23 * 3_600_000 + 59 * 60_000)).toBe('23h 59m left');
     expect(fmtLeft(49 * 3_600_000)).toBe('2d 1h left');
+  });
+
+  it('says what the terminal UI and `askrelay cards` say, for any time left', () => {
+    const card = (ms: number) => ({ status: 'pending', expiresAt: new Date(ms).toISOString() }) as Card;
+    fc.assert(
+      fc.property(fc.integer({ min: -10_000, max: 10 * 86_400_000 }), (ms) => {
+        expect(remaining(card(ms), 0)).toBe(fmtLeft(ms));
+        expect(leftText(card(ms), 0)).toBe(fmtLeft(ms).replace(/ left$/, ''));
+      }),
+    );
   });
 });
 

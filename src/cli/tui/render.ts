@@ -1,20 +1,15 @@
 import type { Card } from '../../cards/model.js';
 import { visibleControls } from '../../cards/text.js';
-import { clip, cut, oneLine } from '../format.js';
+import { clip, cut, durationText, oneLine } from '../format.js';
 import { cardLabel, entries, openCard, replyTarget, type TuiState } from './state.js';
 
 // Draws the state as plain lines (no escapes): the shell clears the screen and writes
 // them. `now` is passed in so the remaining time can be tested and ticks every second.
 
+/** "7h 59m left": as the page and `askrelay cards` write it (durationText). */
 export function remaining(card: Card, now: number): string {
   const ms = Date.parse(card.expiresAt) - now;
-  if (!(ms > 0)) return 'expiring';
-  const total = Math.ceil(ms / 1000);
-  const h = Math.floor(total / 3600);
-  const m = Math.floor((total % 3600) / 60);
-  const sec = total % 60;
-  const pad = (n: number) => String(n).padStart(2, '0');
-  return h > 0 ? `${h}:${pad(m)}:${pad(sec)} left` : `${m}:${pad(sec)} left`;
+  return ms > 0 ? `${durationText(ms)} left` : 'expiring';
 }
 
 function connectionText(s: TuiState): string {

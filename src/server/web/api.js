@@ -7,7 +7,8 @@ const RETRY_MS = 2000;
 
 export class Unauthorized extends Error {}
 
-export async function api(path, { method = 'GET', json } = {}) {
+/** `keepalive`: the request outlives the page (an answer sent as the tab closes). */
+export async function api(path, { method = 'GET', json, keepalive = false } = {}) {
   let res;
   try {
     res = await fetch(path, {
@@ -15,6 +16,7 @@ export async function api(path, { method = 'GET', json } = {}) {
       credentials: 'same-origin',
       headers: json === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' },
       body: json === undefined ? undefined : JSON.stringify(json),
+      keepalive,
     });
   } catch {
     throw Object.assign(new Error('Could not reach the relay. Check that it is running, then try again.'), { status: 0 });

@@ -5,6 +5,8 @@ import { api, connect, setConn, stopEvents } from './api.js';
 import { els, setText } from './dom.js';
 import { forgetCards, initBoard, markKeyboardTarget, reload, upsert } from './board.js';
 import { goToStep } from './card-steps.js';
+import { flushHeld } from './card-actions.js';
+import { reopenCard } from './card-view.js';
 import { initNewSession, loadProviders } from './new-session.js';
 import { hidePushMessage, initPush, syncPush } from './push.js';
 import { initRouter, navigate, revealCard, route } from './router.js';
@@ -58,6 +60,7 @@ async function signIn(event) {
 }
 
 async function signOut() {
+  await flushHeld(); // an answer in its undo window is sent, not lost
   try {
     await api('/api/logout', { method: 'POST' });
   } catch {
@@ -99,8 +102,10 @@ async function start() {
 }
 
 Object.assign(actions, {
-  showLogin, upsert, revealCard, navigate, upsertSession, applySessionHead, refreshOpened, goToStep, markKeyboardTarget,
+  showLogin, upsert, revealCard, navigate, upsertSession, applySessionHead, refreshOpened, goToStep, markKeyboardTarget, cardReopened: reopenCard,
 });
+// A closing or reloading tab sends what waits in its undo window (keepalive requests).
+window.addEventListener('pagehide', () => void flushHeld());
 els.loginForm.addEventListener('submit', signIn);
 els.logout.addEventListener('click', signOut);
 initBoard();

@@ -3,8 +3,10 @@
 import { Unauthorized, api, setConn } from './api.js';
 import { els, setDisabled, setText } from './dom.js';
 import { newUi } from './card-draft.js';
-import { pickInForm } from './card-form.js';
+import { focusField } from './card-form.js';
 import { pick } from './card-steps.js';
+import { dropHeld } from './card-actions.js';
+import { UNDO_CHOICES, setUndoSeconds, undoSeconds } from './undo.js';
 import { markChosen, renderCard, showAnsweredBy, tickCountdown } from './card-view.js';
 import { describeClosed } from './format.js';
 import { actions, store } from './store.js';
@@ -89,6 +91,7 @@ function refreshBoard() {
 
 function closeCard(entry, { settle = true } = {}) {
   const { card, el, parts } = entry;
+  dropHeld(entry);
   el.dataset.status = card.status;
   el.classList.add('closed');
   setDisabled(el, true);
@@ -129,23 +132,30 @@ export function showClosedCard(card) {
 
 // ---------------------------------------------------------------- keyboard
 
+// Number keys answer only the card the human visibly selected (clicked, tabbed to, opened
+// from a notification): a stray key with nothing selected must not answer anything.
 function keyboardTarget() {
   const active = store.activeId && store.shown.get(store.activeId);
   if (active && active.card.status === 'pending' && active.el.parentElement === els.pending) return active;
-  return pendingEntries()[0];
+  return null;
 }
 
 export function markKeyboardTarget() {
   const target = keyboardTarget();
-  const several = pendingEntries().length > 1;
-  for (const { el } of store.shown.values()) el.classList.toggle('kbd-target', several && el === target?.el);
+  for (const { el } of store.shown.values()) {
+    const selected = el === target?.el;
+    el.classList.toggle('kbd-target', selected);
+    if (selected) el.setAttribute('aria-current', 'true');
+    else el.removeAttribute('aria-current');
+  }
 }
 
+/** A click or focus on a card selects it; one anywhere else on the page selects none. */
 function activate(event) {
   const el = event.target.closest?.('[data-testid="card"]');
-  if (!el || !store.shown.has(el.dataset.cardId)) return;
-  if (store.activeId !== el.dataset.cardId) {
-    store.activeId = el.dataset.cardId;
+  const id = el && store.shown.has(el.dataset.cardId) ? el.dataset.cardId : null;
+  if (store.activeId !== id) {
+    store.activeId = id;
     markKeyboardTarget();
   }
 }
@@ -157,15 +167,35 @@ function onKey(event) {
   const typing = t instanceof HTMLElement && (t.isContentEditable || t.matches('textarea, select, input:not([type=checkbox]):not([type=radio])'));
   if (typing) return;
   const entry = keyboardTarget();
-  if (!entry || entry.ui.busy) return;
+  if (!entry) {
+    if (pendingEntries().length) nudgeKeyHint();
+    return;
+  }
+  if (entry.ui.busy) return;
   const index = Number(event.key) - 1;
   event.preventDefault();
-  if (entry.card.layout === 'form') pickInForm(entry, index, t);
+  if (entry.card.layout === 'form') focusField(entry, index);
   else pick(entry, index);
 }
 
-/** The number keys, the card the user touched last, and every pending card's countdown. */
+/** A number key with no card selected: the hint says how to select one. */
+function nudgeKeyHint() {
+  els.keyHint.classList.remove('nudge');
+  void els.keyHint.offsetWidth; // restart the highlight
+  els.keyHint.classList.add('nudge');
+  setText(els.keyHint, 'No card is selected: click a card or Tab to it, then press 1–9.');
+}
+
+function initUndoSetting() {
+  const select = els.undoSeconds;
+  select.replaceChildren(...UNDO_CHOICES.map((n) => new Option(n === 0 ? 'Off' : `${n} s`, String(n))));
+  select.value = String(undoSeconds());
+  select.addEventListener('change', () => setUndoSeconds(Number(select.value)));
+}
+
+/** The number keys, the card the user selected, the undo setting, and every pending card's countdown. */
 export function initBoard() {
+  initUndoSetting();
   document.addEventListener('focusin', activate);
   document.addEventListener('pointerdown', activate);
   document.addEventListener('keydown', onKey);

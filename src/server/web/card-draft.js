@@ -4,7 +4,8 @@
 
 /**
  * @typedef {{selected: Set<string>, text: string, several: boolean, done: boolean}} Draft
- * @typedef {{step: number, drafts: Record<string, Draft>, busy: boolean, countdown: any, probed: boolean}} CardUi
+ * @typedef {{step: number, drafts: Record<string, Draft>, busy: boolean, countdown: any, probed: boolean,
+ *   held: any, invalidField: string | null, replyError: boolean}} CardUi
  */
 
 /**
@@ -15,7 +16,7 @@ export function newUi(card) {
   /** @type {Record<string, Draft>} */
   const drafts = {};
   for (const q of card.questions) drafts[q.id] = { selected: new Set(), text: '', several: false, done: false };
-  return { step: 0, drafts, busy: false, countdown: null, probed: false };
+  return { step: 0, drafts, busy: false, countdown: null, probed: false, held: null, invalidField: null, replyError: false };
 }
 
 /** Several options may be checked: the question asks for it, or the human switched it on. */

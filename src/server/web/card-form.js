@@ -5,7 +5,7 @@ import { clearError, showError, submit } from './card-actions.js';
 
 export function renderForm(entry) {
   const { card, parts } = entry;
-  const fields = card.questions.map((q) => renderField(q));
+  const fields = card.questions.map((q, i) => renderField(q, i, () => fieldChanged(entry, q)));
   const form = h('form', {
     class: 'form',
     dataset: { testid: 'form' },
@@ -21,15 +21,18 @@ export function renderForm(entry) {
   parts.body.replaceChildren(form);
 }
 
-function renderField(q) {
+// Fields are numbered 1, 2, 3… down the form (the badge on their left): a number key on a
+// selected form card goes to that field.
+function renderField(q, index, onchange) {
   const type = fieldType(q);
   const id = nextId('field');
   const head = (labelFor) => [
+    h('span', { class: 'key small-key', 'aria-hidden': 'true', dataset: { testid: 'field-key' } }, String(index + 1)),
     q.header ? h('span', { class: 'chip chip-header' }, q.header) : null,
     h(labelFor ? 'label' : 'span', { class: 'field-text', for: labelFor, id: `${id}-label` }, q.text),
   ];
   const wrap = (...children) =>
-    h('div', { class: `form-field field-${type}`, dataset: { testid: 'field', questionId: q.id, type } }, children);
+    h('div', { class: `form-field field-${type}`, dataset: { testid: 'field', questionId: q.id, type }, oninput: onchange, onchange }, children);
 
   if (type === 'string' || type === 'number') {
     return wrap(
@@ -56,7 +59,7 @@ function renderField(q) {
     );
   } else {
     control = h('div', { class: `choices${type === 'boolean' ? ' segmented' : ''}`, role: many ? 'group' : 'radiogroup', 'aria-labelledby': `${id}-label` },
-      q.options.map((o, i) =>
+      q.options.map((o) =>
         h('label', { class: 'choice' },
           h('input', { type: many ? 'checkbox' : 'radio', name: `${id}-${q.id}`, value: o.label, dataset: { testid: 'field-option' } }),
           h('span', { class: 'choice-box', 'aria-hidden': 'true' }),
@@ -64,7 +67,6 @@ function renderField(q) {
             h('span', { class: 'option-label' }, o.label),
             o.description ? h('span', { class: 'option-desc' }, o.description) : null,
           ),
-          type !== 'boolean' && i < 9 ? h('span', { class: 'key small-key', 'aria-hidden': 'true' }, String(i + 1)) : null,
         )),
     );
   }
@@ -102,6 +104,7 @@ function submitForm(entry) {
     fieldEl.classList.remove('invalid');
     if (checked.error) {
       fieldEl.classList.add('invalid');
+      ui.invalidField = q.id;
       showError(entry, checked.error);
       $('input, select', fieldEl)?.focus();
       return;
@@ -111,19 +114,22 @@ function submitForm(entry) {
   submit(entry, answers);
 }
 
-/** A number key on a form card: the option of the focused field, else of the first field with options. */
-export function pickInForm(entry, index, focused) {
-  const fields = [...entry.el.querySelectorAll('[data-testid="field"]')];
-  const within = focused instanceof Element ? focused.closest('[data-testid="field"]') : null;
-  const field = (within && fields.includes(within) ? within : null) ?? fields.find((f) => f.querySelector('[data-testid="field-option"], select'));
-  if (!field) return;
-  const select = $('select', field);
-  if (select) {
-    if (index + 1 < select.options.length) select.selectedIndex = index + 1;
-    return;
+/** A field that was marked invalid is cleared, with its error, once it holds a value. */
+function fieldChanged(entry, q) {
+  const fieldEl = $(`[data-testid="field"][data-question-id="${CSS.escape(q.id)}"]`, entry.el);
+  if (!fieldEl?.classList.contains('invalid') || fieldAnswer(q, readField(fieldEl, q)).error) return;
+  fieldEl.classList.remove('invalid');
+  if (entry.ui.invalidField === q.id) {
+    entry.ui.invalidField = null;
+    clearError(entry);
   }
-  const input = field.querySelectorAll('[data-testid="field-option"]')[index];
-  if (!input) return;
-  input.checked = input.type === 'checkbox' ? !input.checked : true;
-  input.focus({ preventScroll: true });
+}
+
+/** A number key on a selected form card: the focus goes to that field (1 is the first). */
+export function focusField(entry, index) {
+  const field = entry.el.querySelectorAll('[data-testid="field"]')[index];
+  if (!field) return;
+  const target = $('input:checked, input, select', field);
+  target?.focus({ preventScroll: true });
+  field.scrollIntoView({ block: 'nearest' });
 }

@@ -23,7 +23,7 @@ export function renderStep(entry) {
       'aria-pressed': multi ? String(picked) : undefined,
       onclick: () => pick(entry, i),
     },
-      h('span', { class: 'key', 'aria-hidden': 'true' }, i < 9 ? String(i + 1) : ''),
+      h('span', { class: 'key', 'aria-hidden': 'true' }, String(i + 1)),
       h('span', { class: 'option-main' },
         h('span', { class: 'option-label' }, option.label),
         option.description ? h('span', { class: 'option-desc' }, option.description) : null,
@@ -64,6 +64,10 @@ export function renderStep(entry) {
       oninput: (e) => {
         draft.text = e.target.value;
         autosize(e.target);
+        if (draft.text.trim() && entry.ui.replyError) {
+          entry.ui.replyError = false;
+          clearError(entry);
+        }
       },
       onkeydown: (e) => {
         if (e.key === 'Enter' && !e.shiftKey && !e.isComposing) {
@@ -141,8 +145,10 @@ function reply(entry) {
   if (card.status !== 'pending' || ui.busy) return;
   const q = card.questions[ui.step];
   const error = replyToQuestion(q, ui.drafts[q.id]);
-  if (error) showError(entry, error);
-  else advance(entry);
+  if (error) {
+    showError(entry, error);
+    ui.replyError = true; // cleared as soon as something is typed
+  } else advance(entry);
 }
 
 function advance(entry) {

@@ -3,7 +3,7 @@ import { api } from './api.js';
 import { h, nextId, setText } from './dom.js';
 import { renderForm } from './card-form.js';
 import { goToStep, renderStep } from './card-steps.js';
-import { skipCard } from './card-actions.js';
+import { skipCard, undo } from './card-actions.js';
 import { answeredBy, fmtLeft, fmtTime, shortId } from './format.js';
 import { providerLabel, providerTitle } from './new-session.js';
 import { actions } from './store.js';
@@ -31,6 +31,9 @@ export function renderCard(entry) {
   const skip = h('button', { type: 'button', class: 'ghost skip', dataset: { testid: 'skip' }, onclick: () => skipCard(entry) }, 'Skip');
   const stepper = h('div', { class: 'stepper', dataset: { testid: 'stepper' }, hidden: true });
   const back = h('button', { type: 'button', class: 'ghost back', dataset: { testid: 'back' }, hidden: true, onclick: () => goToStep(entry, entry.ui.step - 1) }, '← Back');
+  const undoText = h('span', { class: 'undo-text', dataset: { testid: 'undo-text' } });
+  const undoButton = h('button', { type: 'button', class: 'link-button undo', dataset: { testid: 'undo' }, onclick: () => undo(entry) }, 'Undo');
+  const undoBar = h('p', { class: 'undo-bar', dataset: { testid: 'undo-bar' }, role: 'status', hidden: true }, undoText, h('span', { 'aria-hidden': 'true' }, ' · '), undoButton);
 
   const el = h('article', {
     class: `card${card.kind === 'approval' ? ' card-approval' : ''}`,
@@ -43,14 +46,24 @@ export function renderCard(entry) {
     h('h3', { class: `card-title${card.title ? '' : ' untitled'}`, id: titleId }, card.title || card.questions[0]?.text || 'Question'),
     body,
     error,
+    undoBar,
     status,
     h('div', { class: 'card-foot' }, h('div', { class: 'foot-left' }, back, stepper), skip),
   );
-  entry.parts = { body, error, status, skip, stepper, back, chips, agentBadge: null };
+  entry.parts = { body, error, status, skip, stepper, back, chips, agentBadge: null, undo: { bar: undoBar, text: undoText, button: undoButton } };
   tickCountdown(entry, Date.now());
   if (card.layout === 'form') renderForm(entry);
   else renderStep(entry);
   return el;
+}
+
+/** Undo: a steps card shows its last question again, with what was picked or typed. */
+export function reopenCard(entry) {
+  if (entry.card.status !== 'pending') return;
+  if (entry.card.layout !== 'form') {
+    entry.ui.drafts[entry.card.questions[entry.ui.step].id].done = false;
+    renderStep(entry);
+  }
 }
 
 /** An answer (or skip) not given by you here: a badge next to the card's chips (format.js answeredBy). */

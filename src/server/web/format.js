@@ -4,16 +4,18 @@
 export const shortId = (id) => String(id).slice(0, 8);
 export const capitalize = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
-/** A card's time left: "42s left", "3m 5s left", "2h 0m left", "3d 1h left". */
+/**
+ * A card's time left: "42s left", "3m 5s left", "7h 59m left", "3d 1h left". Written as the
+ * terminal writes it (durationText in src/cli/format.ts; test/web/format.test.ts holds
+ * them to the same words).
+ */
 export function fmtLeft(ms) {
-  if (ms <= 0) return 'Expiring…';
+  if (ms <= 0) return 'expiring';
   const s = Math.floor(ms / 1000);
   if (s < 60) return `${s}s left`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s left`;
-  const hours = Math.floor(m / 60);
-  if (hours < 48) return `${hours}h ${m % 60}m left`;
-  return `${Math.floor(hours / 24)}d ${hours % 24}h left`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${s % 60}s left`;
+  if (s < 86_400) return `${Math.floor(s / 3600)}h ${Math.floor((s % 3600) / 60)}m left`;
+  return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h left`;
 }
 
 export function fmtTime(iso) {

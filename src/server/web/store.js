@@ -8,8 +8,10 @@ export function createStore() {
     signedIn: false,
     /** @type {Map<string, {card: any, el: HTMLElement, ui: any, parts?: any}>} every card on the page, by id */
     shown: new Map(),
-    /** The card the user last touched: number keys go there. */
+    /** The card the user selected (clicked, tabbed to, opened from a notification): number keys go there, and nowhere else. */
     activeId: null,
+    /** @type {Set<any>} card entries whose answer waits out the undo window (card-actions.js) */
+    held: new Set(),
     /** A card named by #card=<id> that the relay does not know (yet): shown when it arrives. */
     awaitedCard: null,
     /** The last view shown (`cards/`, `sessions/<id>`): a change scrolls to the top. */
@@ -64,6 +66,7 @@ export const store = createStore();
  *   refreshOpened: () => Promise<void>,
  *   goToStep: (entry: any, step: number) => void,
  *   markKeyboardTarget: () => void,
+ *   cardReopened: (entry: any) => void,
  * }}
  */
 export const actions = /** @type {any} */ ({});
