@@ -2,9 +2,9 @@ import { emitKeypressEvents } from 'node:readline';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import type { Card, Question } from '../../src/cards/model.js';
-import { render, remaining } from '../../src/cli/tui/render.js';
+import { questionLines, render, remaining, wrap } from '../../src/cli/tui/render.js';
 import { toKeys } from '../../src/cli/tui/tui-command.js';
-import { RESOLVED_KEPT, initialState, reduce, type Effect, type Input, type Key, type TuiState } from '../../src/cli/tui/state.js';
+import { RESOLVED_KEPT, SCROLL_STEP, initialState, reduce, type Effect, type Input, type Key, type TuiState } from '../../src/cli/tui/state.js';
 
 function question(id: string, text: string, options: string[], multiSelect = false): Question {
   return { id, text, options: options.map((label) => ({ label })), multiSelect, freeText: true };
@@ -181,7 +181,8 @@ describe('tui state: the input line, /question and typed replies', () => {
     expect(collapsed.open).toBeUndefined();
     expect(collapsed.collapsed).toMatchObject({ cardId: 'c-multi', checked: ['ts', 'rust'] });
     const screen = render(collapsed, Date.parse('2026-01-01T00:00:00.000Z')).join('\n');
-    expect(screen).toContain('1 question waiting: Which languages? — /question to reopen');
+    // Both pending cards are counted, not only the questions of the one left open.
+    expect(screen).toContain('2 cards waiting · /question reopens the one you left: Which languages?');
     expect(screen).toContain('› _');
     const { state, effects } = run(collapsed, typed('/question'));
     expect(effects).toEqual([]);
@@ -195,7 +196,7 @@ describe('tui state: the input line, /question and typed replies', () => {
   it('a multi-question card collapsed on its second question resumes there with the first answer kept', () => {
     const collapsed = run(loaded(two), [k('enter'), k('char', '1'), ...chars('ask'), k('escape')]).state;
     expect(collapsed.open).toBeUndefined();
-    expect(render(collapsed, 0).join('\n')).toContain('2 questions waiting: Which database? — /question to reopen');
+    expect(render(collapsed, 0).join('\n')).toContain('1 card waiting · /question reopens the one you left: Which database?');
     const { state, effects } = run(collapsed, [...typed('/question'), ...chars('relay'), k('enter')]);
     expect(state.open?.step).toBe(1);
     expect(effects).toEqual([{ type: 'answer', cardId: 'c-two-questions', answers: { db: { selected: ['sqlite'] }, name: { selected: [], text: 'askrelay' } } }]);
@@ -251,7 +252,7 @@ describe('tui state: the input line, /question and typed replies', () => {
     expect(done.resolved.map((r) => r.line)).toEqual(['Answered c-single: postgres']);
     const text = render(done, 0);
     expect(text.filter((l) => l === 'Answered c-single: postgres')).toHaveLength(1);
-    expect(text.join('\n')).not.toContain('question waiting');
+    expect(text.join('\n')).not.toContain('reopens the one you left');
   });
 
   it('a refused reply comes back to the input line with the reason', () => {
@@ -327,6 +328,95 @@ describe('tui render', () => {
     expect(text).toContain('5. Skip');
     expect(text).toContain('1m 30s left');
     expect(remaining(multi, Date.parse('2026-01-01T00:00:00.000Z'))).toBe('8h 0m left');
+  });
+});
+
+describe('tui render: long cards, words-only questions, going back', () => {
+  const now = Date.parse('2026-01-01T00:00:00.000Z');
+  const long = card('c-long', [
+    question('db', Array.from({ length: 40 }, (_, i) => `Line ${i + 1} of the question.`).join('\n'), ['sqlite', 'postgres', 'mysql']),
+  ]);
+
+  it('keeps the status line on top and the keys at the bottom when the card is taller than the terminal', () => {
+    const s = run(loaded(long), [k('enter')]).state;
+    const lines = render(s, now, 80, 20);
+    expect(lines).toHaveLength(20);
+    expect(lines[0]).toBe('askrelay tui — card c-long · 8h 0m left · connecting…');
+    expect(lines[2]).toBe('Line 1 of the question.');
+    expect(lines.some((l) => /↓ \d+ more lines \(PgDn\)/.test(l))).toBe(true);
+    expect(lines.at(-1)).toContain('↑↓ move · 1-9 or Enter pick');
+    // The cursor moved onto an option below the fold: the card scrolls to show it, the status line stays.
+    const down = run(s, [k('down')]).state;
+    const moved = render(down, now, 80, 20);
+    expect(moved).toHaveLength(20);
+    expect(moved[0]).toBe(lines[0]);
+    expect(moved).toContain('> 2. postgres');
+    expect(moved.some((l) => /↑ \d+ more lines \(PgUp\)/.test(l))).toBe(true);
+  });
+
+  it('scrolls with PgDn and PgUp', () => {
+    const s = run(loaded(long), [k('enter'), k('pagedown')]).state;
+    expect(s.open?.scroll).toBe(SCROLL_STEP);
+    const lines = render(s, now, 80, 20);
+    expect(lines[3]).toBe(`Line ${SCROLL_STEP + 1} of the question.`);
+    expect(run(s, [k('pageup'), k('pageup')]).state.open?.scroll).toBe(0);
+  });
+
+  it('cuts a long line to the width, and e shows it whole', () => {
+    const wide = card('c-wide', [question('q', `Which one? ${'word '.repeat(40)}end`, ['a', 'b'])]);
+    const cut = render(run(loaded(wide), [k('enter')]).state, now, 60);
+    expect(cut[2]).toHaveLength(60);
+    expect(cut.join('\n')).not.toContain('end');
+    const whole = render(run(loaded(wide), [k('enter'), k('char', 'e')]).state, now, 60);
+    expect(whole.join('\n')).toContain('end');
+    expect(whole.every((l) => l.length <= 60)).toBe(true);
+    expect(whole.join('\n')).toContain('e cut long lines');
+  });
+
+  it('wraps at spaces, and cuts a word longer than the width', () => {
+    expect(wrap('one two three', 8)).toEqual(['one two', 'three']);
+    expect(wrap('abcdefghij', 4)).toEqual(['abcd', 'efgh', 'ij']);
+  });
+
+  it('shows a fenced code block indented, without its fences, and the rest as it was written', () => {
+    expect(questionLines('Run **this**?\n```sh\nrm -rf build\n```\nOK?')).toEqual(['Run **this**?', '    rm -rf build', 'OK?']);
+  });
+
+  it('a question without options is a text prompt, not "1. Other… 2. Skip"; /skip skips it', () => {
+    const words = card('c-words', [question('name', 'Project name?', [])]);
+    const s = run(loaded(words), [k('enter')]).state;
+    const text = render(s, now).join('\n');
+    expect(text).toContain('Your answer: _');
+    expect(text).not.toContain('Other…');
+    expect(text).not.toContain('Skip\n');
+    expect(text).toContain('/skip skips');
+    const skipped = run(s, chars('/skip').concat(k('enter')));
+    expect(skipped.effects).toEqual([{ type: 'skip', cardId: 'c-words' }]);
+  });
+
+  it('← goes back to the question before, with what was answered there', () => {
+    const three = card('c-three', [
+      question('db', 'Which database?', ['sqlite', 'postgres']),
+      question('langs', 'Which languages?', ['ts', 'go', 'rust'], true),
+      question('name', 'Project name?', []),
+    ]);
+    const s = run(loaded(three), [k('enter'), k('char', '2'), k('char', '1'), k('char', '3'), k('enter')]).state;
+    expect(s.open).toMatchObject({ step: 2, typing: '' });
+    expect(render(s, now).join('\n')).toContain('← previous question');
+    // ← from the words-only third question: the second again, with ts and rust still checked.
+    const second2 = run(s, [k('left')]).state;
+    expect(second2.open).toMatchObject({ step: 1, checked: ['ts', 'rust'] });
+    expect(render(second2, now).join('\n')).toContain('[x] rust');
+    // From the options of question 2, ← shows question 1 with postgres under the cursor.
+    const second = run(loaded(three), [k('enter'), k('char', '2'), k('char', '1')]).state;
+    const first = run(second, [k('left')]).state;
+    expect(first.open).toMatchObject({ step: 0, cursor: 1 });
+    expect(render(first, now).join('\n')).toContain('> 2. postgres');
+    // Forward again: the answers are given anew, and the card is sent once.
+    const sent = run(first, [k('char', '1'), k('char', '2'), k('enter'), ...chars('demo'), k('enter')]);
+    expect(sent.effects).toEqual([
+      { type: 'answer', cardId: 'c-three', answers: { db: { selected: ['sqlite'] }, langs: { selected: ['go'] }, name: { selected: [], text: 'demo' } } },
+    ]);
   });
 });
 

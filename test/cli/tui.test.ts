@@ -67,7 +67,7 @@ describe('askrelay tui in tmux', () => {
     await shows('Which database?', 'the new card in the list');
     keys('Enter');
     await shows('> 1. sqlite');
-    expect(screen()).toMatch(/\d+:\d\d:\d\d left/);
+    expect(screen()).toMatch(/ · (7h 59m|8h 0m) left · /); // as the page and `askrelay cards` write it
     keys('Down');
     await shows('> 2. postgres');
     keys('Enter');
@@ -107,6 +107,46 @@ describe('askrelay tui in tmux', () => {
     expect(answered.answer).toEqual({ [answered.questions[0].id]: { selected: [], text: 'gamma ray' } });
   });
 
+  it('a tall card scrolls under a status line that stays; e shows a cut line whole; ← goes back a question', async () => {
+    const long = Array.from({ length: 45 }, (_, i) => `Step ${i + 1}: check the replica.`).join('\n');
+    const wide = `Which region? ${'very '.repeat(30)}far away`;
+    const card = await ask({
+      questions: [
+        { header: 'Plan', text: long, options: ['go', 'wait'] },
+        { header: 'Region', text: wide, options: ['eu', 'us'] },
+        { header: 'Name', text: 'Name the run' },
+      ],
+    });
+    await shows('Step 1: check the replica.');
+    keys('Enter');
+    await shows('more lines (PgDn)', 'the card cut at the bottom of the terminal');
+    const statusLine = () => screen().split('\n')[0];
+    expect(statusLine()).toMatch(/^askrelay tui — card \S+ · question 1\/3 · (7h 59m|8h 0m) left · live$/);
+    keys('Down'); // onto "wait", below the fold: the card scrolls, the status line stays
+    await shows('> 2. wait');
+    expect(statusLine()).toMatch(/^askrelay tui — card .* · question 1\/3 · /);
+    expect(screen()).toContain('more lines (PgUp)');
+    keys('PPage', 'PPage', 'PPage', 'PPage', 'PPage');
+    await shows('Step 1: check the replica.', 'the top of the question again');
+    keys('1');
+    await shows('question 2/3');
+    expect(screen()).not.toContain('far away');
+    keys('e');
+    await shows('far away', 'the cut line shown whole');
+    keys('2');
+    // A question without options is a prompt for words, not a list with Other… and Skip.
+    await shows('Your answer: _');
+    expect(screen()).not.toContain('Other…');
+    keys('Left');
+    await shows('> 2. us', 'the question before, with its answer under the cursor');
+    keys('1');
+    await shows('Your answer: _');
+    keys('-l', 'nightly');
+    keys('Enter');
+    const answered = await answeredCard(card.id);
+    expect(answered.answer).toEqual({ q1: { selected: ['go'] }, q2: { selected: ['eu'] }, q3: { selected: [], text: 'nightly' } });
+  });
+
   it('closes an open card that is answered elsewhere', async () => {
     const card = await ask({ questions: [{ text: 'Deploy now?', options: ['yes', 'no'] }] });
     await shows('Deploy now?');
@@ -126,7 +166,7 @@ describe('askrelay tui in tmux', () => {
     keys('Down');
     await shows('> 2. Postgres');
     keys('Escape');
-    await shows('1 question waiting: [Store] Where do the cards live? — /question to reopen', 'the collapsed indicator');
+    await shows('1 card waiting · /question reopens the one you left: [Store] Where do the cards live?', 'the collapsed indicator');
     expect(screen()).not.toContain('> 2. Postgres');
     keys('-l', '/question');
     await shows('› /question_');
@@ -134,7 +174,7 @@ describe('askrelay tui in tmux', () => {
     // the prompt is back where it was left
     await shows('> 2. Postgres', 'the reopened prompt');
     expect(screen()).toContain('Where do the cards live?');
-    expect(screen()).not.toContain('question waiting');
+    expect(screen()).not.toContain('reopens the one you left');
     // Esc and typing at once (one "meta" key for Node's decoder): Esc, then the typed text
     keys('Escape');
     keys('-l', 'zzz');

@@ -5,7 +5,7 @@ import { entryText, oneLine } from '../format.js';
 // (tui-command.ts) turns key presses, relay events and API results into inputs, performs
 // the effects and renders the state; nothing here does I/O or reads the clock.
 
-export type KeyName = 'up' | 'down' | 'left' | 'right' | 'enter' | 'escape' | 'space' | 'backspace' | 'tab' | 'ctrl-c' | 'char';
+export type KeyName = 'up' | 'down' | 'left' | 'right' | 'enter' | 'escape' | 'space' | 'backspace' | 'tab' | 'pageup' | 'pagedown' | 'ctrl-c' | 'char';
 export interface Key {
   name: KeyName;
   /** The typed character for name "char". */
@@ -28,6 +28,10 @@ export interface OpenCard {
   answers: Answer;
   /** An answer or skip is on its way to the relay. */
   sending?: 'answer' | 'skip';
+  /** Lines the card is scrolled down by (PgUp/PgDn); unset: the view follows the cursor. */
+  scroll?: number;
+  /** Long lines wrapped in full instead of cut to the width (the e key). */
+  expanded?: boolean;
 }
 
 export interface Resolution {
@@ -56,6 +60,10 @@ export interface TuiState {
 }
 
 export const RESOLVED_KEPT = 5;
+/** Lines PgUp and PgDn move a card that is taller than the terminal. */
+export const SCROLL_STEP = 10;
+/** Typed on a question that takes only words: skips the card. */
+export const SKIP_COMMAND = '/skip';
 
 export type Effect =
   | { type: 'answer'; cardId: string; answers: Answer }
@@ -156,7 +164,8 @@ function closeCard(s: TuiState, cardId: string, line: string, notice: string | u
 function startStep(card: Card, step: number, answers: Answer): OpenCard {
   const q = card.questions[step];
   // A question without options can only be answered in words: start typing at once.
-  return { cardId: card.id, step, cursor: 0, checked: [], answers, ...(q.options.length === 0 ? { typing: '' } : {}) };
+  // A tall card opens at its top (the question first); moving the cursor scrolls it along.
+  return { cardId: card.id, step, cursor: 0, checked: [], answers, scroll: 0, ...(q.options.length === 0 ? { typing: '' } : {}) };
 }
 
 export function reduce(s: TuiState, input: Input): Step {
@@ -315,6 +324,8 @@ function onCardKey(s: TuiState, open: OpenCard, card: Card, key: Key): Step {
   const list = entries(q);
   const set = (o: Partial<OpenCard>, notice?: string): Step => ({ state: { ...s, open: { ...open, ...o }, notice }, effects: [] });
 
+  const scrolled = scrollKey(s, open, key);
+  if (scrolled) return scrolled;
   if (open.typing !== undefined) {
     if (key.name === 'escape') {
       // Back to the options; on a question without options, back to the list.
@@ -322,11 +333,14 @@ function onCardKey(s: TuiState, open: OpenCard, card: Card, key: Key): Step {
       const { typing: _t, ...rest } = open;
       return { state: { ...s, open: rest }, effects: [] };
     }
+    // The answer line has no cursor to move: ← is the question before, as with the options.
+    if (key.name === 'left' && open.step > 0) return back(s, open, card);
     if (key.name === 'backspace') return set({ typing: open.typing.slice(0, -1) });
     if (key.name === 'space') return set({ typing: `${open.typing} ` });
     if (key.name === 'char' && key.ch) return set({ typing: open.typing + key.ch });
     if (key.name === 'enter') {
       const text = open.typing.trim();
+      if (q.options.length === 0 && text === SKIP_COMMAND) return { state: { ...s, open: { ...open, sending: 'skip' } }, effects: [{ type: 'skip', cardId: card.id }] };
       if (!text && !(q.multiSelect && open.checked.length)) return set({}, 'Type an answer, or Esc to go back.');
       const entry: AnswerEntry = { selected: q.multiSelect ? open.checked : [], ...(text ? { text } : {}) };
       return advance(s, open, card, entry);
@@ -335,8 +349,11 @@ function onCardKey(s: TuiState, open: OpenCard, card: Card, key: Key): Step {
   }
 
   if (key.name === 'escape') return collapse(s, open);
-  if (key.name === 'up') return set({ cursor: (open.cursor - 1 + list.length) % list.length });
-  if (key.name === 'down' || key.name === 'tab') return set({ cursor: (open.cursor + 1) % list.length });
+  if (key.name === 'left' && open.step > 0) return back(s, open, card);
+  if (key.name === 'char' && key.ch === 'e') return set({ expanded: !open.expanded });
+  // Moving the cursor hands the scrolling back to it.
+  if (key.name === 'up') return set({ cursor: (open.cursor - 1 + list.length) % list.length, scroll: undefined });
+  if (key.name === 'down' || key.name === 'tab') return set({ cursor: (open.cursor + 1) % list.length, scroll: undefined });
 
   const choose = (index: number, viaNumber: boolean): Step => {
     const entry = list[index];
@@ -358,6 +375,28 @@ function onCardKey(s: TuiState, open: OpenCard, card: Card, key: Key): Step {
   }
   if (key.name === 'char' && key.ch && /^[1-9]$/.test(key.ch) && Number(key.ch) <= list.length) return choose(Number(key.ch) - 1, true);
   return { state: s, effects: [] };
+}
+
+/** PgUp / PgDn: the card scrolls, the status line above it stays (render.ts). */
+function scrollKey(s: TuiState, open: OpenCard, key: Key): Step | undefined {
+  if (key.name !== 'pageup' && key.name !== 'pagedown') return undefined;
+  const by = key.name === 'pagedown' ? SCROLL_STEP : -SCROLL_STEP;
+  return { state: { ...s, open: { ...open, scroll: Math.max(0, (open.scroll ?? 0) + by) } }, effects: [] };
+}
+
+/** ← on a later question: the one before it again, with what was answered there. */
+function back(s: TuiState, open: OpenCard, card: Card): Step {
+  const step = open.step - 1;
+  const q = card.questions[step];
+  const { [q.id]: given, ...answers } = open.answers;
+  const again = startStep(card, step, answers);
+  if (given) {
+    const first = q.options.findIndex((o) => given.selected.includes(o.label));
+    if (q.multiSelect) again.checked = given.selected;
+    if (first >= 0) again.cursor = first;
+    if (given.text) again.typing = given.text;
+  }
+  return { state: { ...s, open: again, notice: undefined }, effects: [] };
 }
 
 /** Toggles a label, keeping the checked labels in the question's option order. */

@@ -19,7 +19,10 @@ it reconnects and reloads the pending cards).
   Card:  ↑↓ move · 1-9 or Enter pick · Esc back to the list without answering
          multi-select: Space or 1-9 check, Enter sends the checked options
          Other… types a free-text answer (Enter sends, Esc back); Skip declines
-  A card with several questions asks them one after another and sends one answer.
+         a question without options asks for words at once (/skip skips the card)
+         e shows cut lines whole · PgUp/PgDn scroll a card taller than the terminal
+  A card with several questions asks them one after another (← goes back to the
+  one before) and sends one answer.
 
   The list's input line (type, then Enter):
     /question     reopens the card left with Esc (its draft kept), else the oldest
@@ -67,6 +70,8 @@ function toKey(str: string | undefined, key: RawKey | undefined): Key | undefine
     case 'space':
     case 'backspace':
     case 'tab':
+    case 'pageup':
+    case 'pagedown':
       return { name };
     case 'return':
     case 'enter':
@@ -97,7 +102,7 @@ export async function tuiCommand(argv: string[]): Promise<number> {
 
   const draw = () => {
     const width = out.columns || 80;
-    const lines = render(state, Date.now(), width);
+    const lines = render(state, Date.now(), width, out.rows || 24);
     // Home, then each line with the rest of it cleared, then clear below.
     out.write(`\x1b[H${lines.map((l) => `${l}\x1b[K`).join('\r\n')}\x1b[J`);
   };
