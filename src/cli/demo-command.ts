@@ -10,7 +10,7 @@ import type { Session } from '../sessions/model.js';
 import { orList } from '../sessions/providers.js';
 import type { RunningRelay } from '../start.js';
 import { UsageError, parseFlags } from './flags.js';
-import { demoEnv, demoPlan, WIRE_NAME, type DemoSession, type Wire } from './demo-plan.js';
+import { demoEnv, demoPlan, RESULT_WHY, WIRE_NAME, type DemoSession, type Wire } from './demo-plan.js';
 import { optionsText } from './format.js';
 
 export const DEMO_HELP = `askrelay demo — see askrelay work without any API key, offline
@@ -129,8 +129,18 @@ function printIntro(relay: RunningRelay, urls: Record<Wire, string>, config: Ser
 /** One line per session: printed as its cards open and its turns end. */
 type Say = (sessionId: string, text: string) => void;
 
+/** The demo's sessions: their names ("claude/code"), engines, and which have had an answer. */
+interface Followed {
+  names: Map<string, string>;
+  engines: Map<string, string>;
+  answered: Set<string>;
+  /** How many sessions the demo set out to start. */
+  planned: number;
+}
+
 /** Prints the demo sessions' cards and turns as they happen; returns the unsubscribe. */
-function followSessions(relay: RunningRelay, names: Map<string, string>, say: Say): () => void {
+function followSessions(relay: RunningRelay, followed: Followed, say: Say): () => void {
+  const { names } = followed;
   const lastStatus = new Map<string, string>();
   // A turn's last reply is read from the store (asynchronously): the lines still print in event order.
   let printing: Promise<void> = Promise.resolve();
@@ -144,15 +154,24 @@ function followSessions(relay: RunningRelay, names: Map<string, string>, say: Sa
     const session = data as Session;
     if (!names.has(session.id) || lastStatus.get(session.id) === session.status) return;
     lastStatus.set(session.id, session.status);
-    printing = printing.then(() => sayStatus(relay, session, say));
+    printing = printing.then(() => sayStatus(relay, session, followed, say));
   });
 }
 
-async function sayStatus(relay: RunningRelay, session: Session, say: Say): Promise<void> {
+async function sayStatus(relay: RunningRelay, session: Session, followed: Followed, say: Say): Promise<void> {
   if (session.status === 'idle') {
-    const said = (await relay.sessions.get(session.id).catch(() => undefined))?.transcript?.filter((e) => e.role === 'assistant').at(-1)?.text;
+    const transcript = (await relay.sessions.get(session.id).catch(() => undefined))?.transcript ?? [];
+    const received = transcript.filter((e) => e.role === 'tool').at(-1)?.text;
+    const said = transcript.filter((e) => e.role === 'assistant').at(-1)?.text;
+    if (received !== undefined) {
+      say(session.id, `received: ${received.replace(/\s+/g, ' ')}`);
+      const why = RESULT_WHY[followed.engines.get(session.id) ?? ''];
+      if (why) say(session.id, `  (${why})`);
+    }
     say(session.id, `turn ended${said ? `: ${said.replace(/\s+/g, ' ')}` : '.'}`);
-    say(session.id, `  (send it another message with: askrelay session send ${session.id} "<text>")`);
+    if (received === undefined || followed.answered.has(session.id)) return;
+    followed.answered.add(session.id);
+    if (followed.answered.size === followed.planned) printAllAnswered(followed.planned, session.id);
   } else if (session.status === 'failed') {
     say(session.id, `failed: ${session.error ?? 'no reason given'}`);
   } else if (session.status === 'stopped') {
@@ -160,13 +179,27 @@ async function sayStatus(relay: RunningRelay, session: Session, say: Say): Promi
   }
 }
 
-async function startSessions(relay: RunningRelay, sessions: readonly DemoSession[], names: Map<string, string>, width: number, say: Say): Promise<void> {
+/** Every demo session has had its answer: what the demo showed, and what to try next. */
+function printAllAnswered(count: number, sessionId: string): void {
+  console.log('');
+  console.log(`All ${count} answered. One answer, and each agent received it in its own provider's words (the "received" lines above).`);
+  console.log('Try next:');
+  console.log(`  askrelay session send ${sessionId} "Ask me again"   # a new turn: the agent asks again`);
+  console.log(`  askrelay session show ${sessionId}                  # its whole transcript`);
+  console.log('  askrelay tui                                          # answer cards in the terminal');
+  console.log('  askrelay serve                                        # a relay of your own, for real agents (README.md)');
+  console.log('Ctrl+C stops the demo.');
+}
+
+async function startSessions(relay: RunningRelay, sessions: readonly DemoSession[], followed: Followed, width: number, say: Say): Promise<void> {
   for (const { provider, engine } of sessions) {
     try {
       const session = await relay.sessions.start({ provider, engine, prompt: PROMPT });
-      names.set(session.id, `${provider}/${engine}`);
+      followed.names.set(session.id, `${provider}/${engine}`);
+      followed.engines.set(session.id, engine);
       say(session.id, `session ${session.id} started: "${PROMPT}"`);
     } catch (err) {
+      followed.planned -= 1; // it can never be answered
       console.log(`${`${provider}/${engine}`.padEnd(width)}  could not start: ${(err as Error).message}`);
     }
   }
@@ -196,11 +229,11 @@ export async function demoCommand(argv: string[]): Promise<number> {
     const { config, plan } = await startDemo(demo, flags);
     const relay = demo.relay!;
     printIntro(relay, { messages: demo.model!.url, chat: demo.chat!.url }, config, flags, plan.wires);
-    const names = new Map<string, string>();
+    const followed: Followed = { names: new Map(), engines: new Map(), answered: new Set(), planned: plan.sessions.length };
     const width = Math.max(...plan.sessions.map((p) => `${p.provider}/${p.engine}`.length));
-    const say: Say = (sessionId, text) => console.log(`${(names.get(sessionId) ?? sessionId).padEnd(width)}  ${text}`);
-    demo.unsubscribe = followSessions(relay, names, say);
-    await startSessions(relay, plan.sessions, names, width, say);
+    const say: Say = (sessionId, text) => console.log(`${(followed.names.get(sessionId) ?? sessionId).padEnd(width)}  ${text}`);
+    demo.unsubscribe = followSessions(relay, followed, say);
+    await startSessions(relay, plan.sessions, followed, width, say);
     await untilInterrupted();
   } finally {
     await closeDemo(demo);

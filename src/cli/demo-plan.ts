@@ -17,6 +17,16 @@ const PLAYED_ENGINES: Record<string, { wire: Wire; runtime: boolean }> = {
   sdk: { wire: 'chat', runtime: true },
 };
 export const WIRE_NAME: Record<Wire, string> = { messages: 'Anthropic Messages', chat: 'Chat Completions' };
+
+/**
+ * Why what an agent received reads as it does (the point of the demo: one answer, each
+ * provider's own words), by the engine that wrote it.
+ */
+export const RESULT_WHY: Record<string, string> = {
+  messages: "askrelay's own Messages loop wrote it, byte for byte as Claude Code writes AskUserQuestion's result",
+  code: "Claude Code wrote it itself, from the answer askrelay handed back to its AskUserQuestion tool",
+  sdk: "askrelay's ask_user answered the Copilot runtime in Copilot's own words (User selected / User responded)",
+};
 /** The scripted Chat Completions model's name: the Copilot runtime asks for it by name. */
 const CHAT_MODEL = 'gpt-scripted';
 /** Claude Code's own switches (Bedrock, Vertex, CLAUDE_CONFIG_DIR…) could send it elsewhere. */

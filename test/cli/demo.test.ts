@@ -83,7 +83,8 @@ async function answerAndSeeIdle(demo: Demo, card: Card, result = RESULT): Promis
     return s.status === 'idle' ? s : undefined;
   }, `${card.sessionId} idle`);
   expect(session.transcript).toContainEqual(expect.objectContaining({ role: 'tool', text: result, cardId: card.id }));
-  expect(session.transcript?.at(-1)).toMatchObject({ role: 'assistant', text: `Thanks — I will go with: ${result}` });
+  // The scripted agent names only the choice; the demo prints the tool result beside it.
+  expect(session.transcript?.at(-1)).toMatchObject({ role: 'assistant', text: 'Going with SQLite.' });
   return session;
 }
 
@@ -111,7 +112,10 @@ describe('askrelay demo', { timeout: 120_000 }, () => {
 
     const claude = cards.find((c) => c.provider === 'claude')!;
     await answerAndSeeIdle(demo, claude);
-    await waitUntil(() => demo.output().includes('claude/messages    turn ended: Thanks — I will go with:'), 'the turn-ended line');
+    await waitUntil(() => demo.output().includes('claude/messages    turn ended: Going with SQLite.'), 'the turn-ended line');
+    expect(demo.output()).toContain(`claude/messages    received: ${RESULT}\n`);
+    expect(demo.output()).toContain("claude/messages      (askrelay's own Messages loop wrote it, byte for byte as Claude Code writes AskUserQuestion's result)\n");
+    expect(demo.output()).not.toContain('answered. One answer'); // one of two so far
     const deepseek = await sessionOf(demo, cards.find((c) => c.provider === 'deepseek')!.sessionId!);
     expect(deepseek.status).toBe('waiting');
 
@@ -129,8 +133,15 @@ describe('askrelay demo', { timeout: 120_000 }, () => {
       'deepseek/messages',
       'openai/sdk',
     ]);
-    await answerAndSeeIdle(demo, cards.find((c) => c.provider === 'claude' && c.engine === 'code')!);
-    await answerAndSeeIdle(demo, cards.find((c) => c.provider === 'openai')!, 'User selected: SQLite');
+    for (const card of cards) await answerAndSeeIdle(demo, card, card.engine === 'sdk' ? 'User selected: SQLite' : RESULT);
+    await waitUntil(() => demo.output().includes('All 6 answered.'), 'the closing lines');
+    const out = demo.output();
+    expect(out).toContain('copilot/sdk        received: User selected: SQLite\n');
+    expect(out).toContain("copilot/sdk          (askrelay's ask_user answered the Copilot runtime in Copilot's own words (User selected / User responded))\n");
+    expect(out).toContain(`claude/code        received: ${RESULT}\n`);
+    expect(out).toContain('claude/code          (Claude Code wrote it itself, from the answer askrelay handed back to its AskUserQuestion tool)\n');
+    expect(out).toMatch(/All 6 answered\. One answer, and each agent received it in its own provider's words[^\n]*\nTry next:\n {2}askrelay session send s_\w+ "Ask me again"/);
+    expect(out.match(/ turn ended: Going with SQLite\.\n/g)).toHaveLength(6);
     await interrupt(demo);
   });
 

@@ -2,6 +2,7 @@
 // of a request (the tool results, the user's text, the tools offered), askingModel that plays
 // a list of steps, and the demo model. Split from the server so each file stays readable;
 // anthropic-server.ts re-exports all of it.
+import { demoReply } from './demo-reply.js';
 import { isObject } from './fake-http.js';
 import type { MessagesRequest, ScriptedModel, ScriptedReply } from './anthropic-server.js';
 
@@ -138,10 +139,10 @@ export const DEMO_QUESTION = {
 
 /**
  * Asks one AskUserQuestion; once the tool_result comes back it replies
- * `Thanks — I will go with: <tool_result text>` and ends the turn.
+ * with only the choice it read there (demo-reply.ts) and ends the turn.
  */
 export const demoModel: ScriptedModel = (request) => {
   const result = lastToolResult(request);
-  if (result) return { text: `Thanks — I will go with: ${result.content}`, stopReason: 'end_turn' };
+  if (result) return { text: demoReply(result.content), stopReason: 'end_turn' };
   return { toolUse: { name: 'AskUserQuestion', input: DEMO_QUESTION } };
 };

@@ -642,7 +642,7 @@ describe('the CLI entry', () => {
       );
       const second = await client.messages.stream({ model: MODEL, max_tokens: 1024, tools: [ASK_TOOL], messages }).finalMessage();
       expect(second.stop_reason).toBe('end_turn');
-      expect(second.content).toEqual([{ type: 'text', text: `Thanks — I will go with: ${ANSWERED}` }]);
+      expect(second.content).toEqual([{ type: 'text', text: 'Going with PostgreSQL.' }]);
     } finally {
       child.kill('SIGTERM');
     }
@@ -703,7 +703,7 @@ describe('Claude Code (claude-agent-sdk) against the fake server', () => {
       'POST /v1/messages?beta=true',
     ]);
     expect(lastToolResult(server.requests[1]!.body)).toEqual({ tool_use_id: calls[0]!.toolUseID, content: ANSWERED });
-    expect(result).toBe(`Thanks — I will go with: ${ANSWERED}`);
+    expect(result).toBe('Going with PostgreSQL.');
     for (const request of server.requests) {
       expect(request.headers).toMatchObject({ 'x-api-key': 'dummy', 'anthropic-version': '2023-06-01' });
       expect(request.headers.authorization).toBeUndefined();

@@ -545,7 +545,7 @@ describe('the CLI entry', () => {
       expect(JSON.parse(toolCall.function.arguments)).toEqual(DEMO_ASK);
       messages.push({ role: 'assistant', content: null, tool_calls: message.tool_calls }, { role: 'tool', tool_call_id: toolCall.id, content: SELECTED });
       const second = await client.chat.completions.create({ model: MODEL, messages, tools: [ASK_TOOL] });
-      expect(second.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: `Thanks — I will go with: ${SELECTED}` } });
+      expect(second.choices[0]).toMatchObject({ finish_reason: 'stop', message: { content: 'Going with PostgreSQL.' } });
     } finally {
       child.kill('SIGTERM');
     }
@@ -623,6 +623,6 @@ describe('the Copilot runtime (@github/copilot-sdk, BYOK provider type "openai")
     expect(lastToolMessages(second!)).toEqual([{ tool_call_id: callId, content: SELECTED }]);
     expect(events.some((e) => e.type === 'assistant.message_delta')).toBe(true);
     const replies = events.filter((e) => e.type === 'assistant.message').map((e) => e.data.content);
-    expect(replies.at(-1)).toBe(`Thanks — I will go with: ${SELECTED}`);
+    expect(replies.at(-1)).toBe('Going with PostgreSQL.');
   }, 30_000);
 });

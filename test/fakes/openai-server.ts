@@ -15,6 +15,7 @@
 // Run it by hand: node --import tsx test/fakes/openai-server.ts [port]
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { pathToFileURL } from 'node:url';
+import { demoReply } from './demo-reply.js';
 import { isObject, listen, messageOf, readRequest, type LoggedRequest } from './fake-http.js';
 import { DEFAULT_MODEL, modelObject, sendError, sendJson, writeCompletion, type ChatRequest, type ScriptedChatModel, type ScriptedChatReply } from './openai-wire.js';
 
@@ -284,11 +285,11 @@ export const DEMO_ASK = { question: 'Which database?', choices: ['PostgreSQL', '
 
 /**
  * Calls `ask_user` with `DEMO_ASK`; once the tool result comes back it replies
- * `Thanks — I will go with: <tool message content>` and stops.
+ * with only the choice it read there (demo-reply.ts) and stops.
  */
 export const demoChatModel: ScriptedChatModel = (request) => {
   const result = lastToolMessage(request);
-  if (result) return { text: `Thanks — I will go with: ${result.content}`, finishReason: 'stop' };
+  if (result) return { text: demoReply(result.content), finishReason: 'stop' };
   return { toolCalls: [{ name: 'ask_user', arguments: DEMO_ASK }] };
 };
 
