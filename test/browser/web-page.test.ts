@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
@@ -326,6 +329,82 @@ describe('web page', () => {
     }
   });
 
+  it('makes an outage obvious: a banner, greyed answer buttons, and its errors gone once the relay is back', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'askrelay-outage-'));
+    let own = await startTestRelay({}, dir);
+    const port = new URL(own.url).port;
+    const ownContext = await newContext(browser, { viewport: { width: 900, height: 1100 } });
+    try {
+      const p = await ownContext.newPage();
+      collectPageErrors(p, pageErrors);
+      await p.goto(own.url);
+      await p.getByTestId('token-input').fill(own.token);
+      await p.getByTestId('token-input').press('Enter');
+      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+      expect(await p.getByTestId('outage').isHidden()).toBe(true);
+      const res = await own.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Restart the workers?', options: ['Yes', 'No'] }] } });
+      const created = (await res.json()) as Card;
+      const card = p.locator(`[data-testid="card"][data-card-id="${created.id}"]`);
+      await card.waitFor(WAIT);
+      const yes = card.locator('[data-testid="option"][data-label="Yes"]');
+      expect(await yes.evaluate((el) => getComputedStyle(el).opacity)).toBe('1');
+
+      await own.stop(); // the folder stays: the same relay comes back on it
+      await p.getByTestId('outage').waitFor({ timeout: 30_000 });
+      expect(await p.getByTestId('outage').textContent()).toBe('The relay is unreachable — reconnecting…');
+      expect(Number(await yes.evaluate((el) => getComputedStyle(el).opacity))).toBeLessThan(0.5);
+      // A try anyway (the keyboard still reaches the buttons) says why it failed.
+      await card.locator('.question-text').click();
+      await p.keyboard.press('1');
+      await card.getByTestId('card-error').waitFor(WAIT);
+      expect(await card.getByTestId('card-error').textContent()).toMatch(/^Could not reach the relay/);
+
+      own = await startTestRelay({}, dir, port);
+      await p.waitForSelector('[data-testid="connection"][data-state="live"]', { timeout: 30_000 });
+      expect(await p.getByTestId('outage').isHidden()).toBe(true);
+      expect(await card.getByTestId('card-error').isHidden()).toBe(true);
+      expect(await yes.evaluate((el) => getComputedStyle(el).opacity)).toBe('1');
+      await yes.click();
+      await p.waitForSelector(`[data-testid="card"][data-card-id="${created.id}"][data-status="answered"]`, WAIT);
+      expect((await (await own.api(`/api/cards/${created.id}`)).json()).answer).toEqual({ q1: { selected: ['Yes'] } });
+      // The board's last card is closing in place: "Nothing is waiting" does not show above it.
+      expect(await p.getByTestId('empty').isHidden()).toBe(true);
+    } finally {
+      await ownContext.close();
+      await own.stop();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('clears a form field’s error once the field is filled, and numbers the fields down the form', async () => {
+    const created = await createCard({
+      layout: 'form',
+      questions: [
+        { id: 'name', header: 'Name', text: 'Project name', field: { type: 'string' } },
+        { id: 'region', header: 'Region', text: 'Region', options: ['eu-west', 'us-east'] },
+      ],
+    });
+    const card = cardOn(created.id);
+    await card.waitFor(WAIT);
+    const field = (id: string) => card.locator(`[data-testid="field"][data-question-id="${id}"]`);
+    // Fields are numbered down the form, each on its left.
+    expect(await card.getByTestId('field-key').allTextContents()).toEqual(['1', '2']);
+    await field('name').getByTestId('field-input').fill('askrelay');
+    await card.getByTestId('submit').click();
+    expect(await card.getByTestId('card-error').textContent()).toContain('Region');
+    expect(await field('region').getAttribute('class')).toMatch(/\binvalid\b/);
+    await field('region').getByText('us-east').click();
+    expect(await field('region').getAttribute('class')).not.toMatch(/\binvalid\b/);
+    expect(await card.getByTestId('card-error').isHidden()).toBe(true);
+    // Number keys on the selected form go to a field by its number.
+    await card.locator('.card-title').click();
+    await page.keyboard.press('1');
+    expect(await page.evaluate(() => (document.activeElement as HTMLInputElement).name)).toBe('name');
+    await card.getByTestId('submit').click();
+    expect(await statusOf(card, 'answered')).toContain('Answered:');
+    await expectAnswered(created.id, { name: { selected: [], text: 'askrelay' }, region: { selected: ['us-east'] } });
+  });
+
   it('shows at once when a card is answered or cancelled elsewhere', async () => {
     const a = await createCard({ questions: [{ text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }] });
     const b = await createCard({ questions: [{ text: 'Keep the logs?', options: ['Yes', 'No'] }] });
@@ -502,6 +581,61 @@ describe('web page', () => {
       }
     } finally {
       await page.setViewportSize({ width: 900, height: 1100 });
+    }
+  });
+
+  it('on a phone: a one-row header, a long question collapsed with Show all, and Recent one tap away saying who answered and when', async () => {
+    const own = await newContext(browser, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+    try {
+      const p = await own.newPage();
+      collectPageErrors(p, pageErrors);
+      await p.clock.install();
+      await p.goto(relay.url);
+      await p.getByTestId('token-input').fill(relay.token);
+      await p.getByTestId('token-input').press('Enter');
+      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+
+      // The sticky header is one row, about 56 px: brand mark, tabs, the connection's dot, short labels.
+      const header = await p.locator('.topbar-inner').boundingBox();
+      expect(header!.height).toBeLessThanOrEqual(60);
+      const tops = await p.locator('.brand-mark, [data-testid="tab-cards"], [data-testid="tab-sessions"], [data-testid="logout"]').evaluateAll((els) =>
+        els.map((el) => { const r = el.getBoundingClientRect(); return r.top + r.height / 2; }));
+      expect(Math.max(...tops) - Math.min(...tops)).toBeLessThan(8);
+      expect(await p.evaluate(() => document.documentElement.scrollWidth <= 390)).toBe(true);
+
+      const long = Array.from({ length: 30 }, (_, i) => `Line ${i + 1}: what the migration does to table ${i + 1}.`).join('\n');
+      const tall = await createCard({ questions: [{ text: long, options: ['Run it', 'Not now'] }] });
+      const short = await createCard({ questions: [{ text: 'Tag the release?', options: ['Yes', 'No'] }] });
+      const tallCard = p.locator(`[data-testid="card"][data-card-id="${tall.id}"]`);
+      const shortCard = p.locator(`[data-testid="card"][data-card-id="${short.id}"]`);
+      await shortCard.waitFor(WAIT);
+      const text = tallCard.getByTestId('question-text');
+      await tallCard.getByTestId('show-all').waitFor(WAIT);
+      const collapsed = (await text.boundingBox())!.height;
+      expect(collapsed).toBeLessThan(200);
+      expect(await shortCard.getByTestId('show-all').isHidden()).toBe(true); // a short question is whole
+      await tallCard.getByTestId('show-all').click();
+      expect((await text.boundingBox())!.height).toBeGreaterThan(collapsed * 3);
+      expect(await tallCard.getByTestId('show-all').textContent()).toBe('Show less');
+
+      // Answered here and through the API: a moment later both settle into Recent, which the top links to.
+      await shortCard.locator('[data-testid="option"][data-label="Yes"]').click();
+      await p.waitForSelector(`[data-testid="card"][data-card-id="${short.id}"][data-status="answered"]`, WAIT);
+      await relay.api(`/api/cards/${tall.id}/skip`, { method: 'POST' });
+      await p.waitForSelector(`[data-testid="card"][data-card-id="${tall.id}"][data-status="skipped"]`, WAIT);
+      await p.clock.runFor(7000);
+      await p.waitForSelector(`[data-testid="recent-cards"] [data-card-id="${tall.id}"]`, WAIT);
+      expect(await p.getByTestId('recent-link').textContent()).toBe('Recent (2) ↓');
+      await p.getByTestId('recent-link').click();
+      await p.waitForFunction(() => {
+        const r = document.querySelector('[data-testid="recent"]')!.getBoundingClientRect();
+        return r.top >= 0 && r.top < window.innerHeight / 2;
+      }, null, WAIT);
+      const by = (id: string) => p.locator(`[data-testid="recent-cards"] [data-card-id="${id}"] [data-testid="closed-by"]`).textContent();
+      expect(await by(short.id)).toMatch(/^answered by you on the page, \d{1,2}:\d{2}/);
+      expect(await by(tall.id)).toMatch(/^skipped by you through the API, \d{1,2}:\d{2}/);
+    } finally {
+      await own.close();
     }
   });
 

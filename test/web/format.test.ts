@@ -4,7 +4,7 @@ import type { Card } from '../../src/cards/model.js';
 import { leftText } from '../../src/cli/format.js';
 import { remaining } from '../../src/cli/tui/render.js';
 import {
-  answeredBy, approvalText, capitalize, describeAnswer, describeClosed, fmtClock, fmtLeft, fmtStarted, fmtTime, parseRoute, shortId,
+  answeredBy, approvalText, capitalize, closedByText, describeAnswer, describeClosed, fmtClock, fmtLeft, fmtStarted, fmtTime, parseRoute, shortId,
 } from '../../src/server/web/format.js';
 
 // The page's words and times without a browser: what a card's countdown, closed line and
@@ -126,5 +126,25 @@ describe('the address', () => {
     expect(parseRoute('sessions/s_1%2F2')).toEqual({ view: 'sessions', linkedCard: null, sessionId: 's_1/2' });
     expect(parseRoute('sessions/%E0%A4%A')).toEqual({ view: 'sessions', linkedCard: null, sessionId: '%E0%A4%A' });
     expect(parseRoute('sessionsx')).toEqual({ view: 'cards', linkedCard: null, sessionId: null });
+  });
+});
+
+describe('who closed a card, and when (Recent)', () => {
+  const clock = (iso: string) => iso.slice(11, 16);
+  const closed = (extra: Record<string, unknown>) => ({ questions: [], closedAt: '2026-12-01T10:42:00Z', status: 'answered', ...extra });
+
+  it('names you and where, another agent and its route, or a chat user, with the time', () => {
+    expect(closedByText(closed({ answeredBy: { kind: 'human', id: 'operator', surface: 'web' } }), clock)).toBe('answered by you on the page, 10:42');
+    expect(closedByText(closed({ answeredBy: { kind: 'human', id: 'operator', surface: 'cli' } }), clock)).toBe('answered by you in the terminal, 10:42');
+    expect(closedByText(closed({ status: 'skipped', answeredBy: { kind: 'human', id: 'operator', surface: 'api' } }), clock)).toBe('skipped by you through the API, 10:42');
+    expect(closedByText(closed({ answeredBy: { kind: 'agent', id: 's_8c29ab12ffee0011', surface: 'relay-tool' } }), clock)).toBe('answered by s_8c29ab through the relay tool, 10:42');
+    expect(closedByText(closed({ answeredBy: { kind: 'agent', id: 'reviewer', surface: 'mcp' } }), clock)).toBe('answered by reviewer through MCP, 10:42');
+    expect(closedByText(closed({ answeredBy: { kind: 'human', id: 'telegram:42', surface: 'telegram' } }), clock)).toBe('answered by 42 in telegram, 10:42');
+  });
+
+  it('says nobody answered an expired card, and when a cancelled one closed', () => {
+    expect(closedByText(closed({ status: 'expired' }), clock)).toBe('nobody answered; expired 10:42');
+    expect(closedByText(closed({ status: 'cancelled' }), clock)).toBe('cancelled 10:42: the session stopped');
+    expect(closedByText({ questions: [], status: 'expired' }, clock)).toBe('nobody answered; expired');
   });
 });

@@ -7,6 +7,8 @@ const RETRY_MS = 2000;
 
 export class Unauthorized extends Error {}
 
+export const UNREACHABLE = 'Could not reach the relay. Check that it is running, then try again.';
+
 /** `keepalive`: the request outlives the page (an answer sent as the tab closes). */
 export async function api(path, { method = 'GET', json, keepalive = false } = {}) {
   let res;
@@ -19,7 +21,7 @@ export async function api(path, { method = 'GET', json, keepalive = false } = {}
       keepalive,
     });
   } catch {
-    throw Object.assign(new Error('Could not reach the relay. Check that it is running, then try again.'), { status: 0 });
+    throw Object.assign(new Error(UNREACHABLE), { status: 0 });
   }
   let body = null;
   try {
@@ -38,9 +40,25 @@ export async function api(path, { method = 'GET', json, keepalive = false } = {}
   return body;
 }
 
+/**
+ * The connection's state in the top bar. While signed in and not live, a banner says the
+ * relay is unreachable and the answer buttons are greyed (style.css, body.relay-down); once
+ * live again, every "Could not reach the relay" error on the page goes away.
+ */
 export function setConn(state) {
   els.conn.dataset.state = state;
   setText(els.conn, { live: 'Live', reconnecting: 'Reconnecting…', offline: 'Offline' }[state]);
+  const down = state !== 'live' && store.signedIn;
+  els.outage.hidden = !down;
+  document.body.classList.toggle('relay-down', down);
+  if (state === 'live') {
+    for (const el of document.querySelectorAll('.error')) {
+      if (el.textContent?.startsWith(UNREACHABLE)) {
+        el.hidden = true;
+        el.textContent = '';
+      }
+    }
+  }
 }
 
 export function stopEvents() {

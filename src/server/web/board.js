@@ -8,7 +8,7 @@ import { pick } from './card-steps.js';
 import { dropHeld } from './card-actions.js';
 import { UNDO_CHOICES, setUndoSeconds, undoSeconds } from './undo.js';
 import { markChosen, renderCard, showAnsweredBy, tickCountdown } from './card-view.js';
-import { describeClosed } from './format.js';
+import { closedByText, describeClosed } from './format.js';
 import { actions, store } from './store.js';
 
 const RECENT_AFTER_MS = 6000; // a closed card stays in place this long, then moves to Recent
@@ -83,9 +83,12 @@ function refreshBoard() {
   const n = pendingEntries().length;
   setText(els.count, String(n));
   setText(els.tabCardsCount, n > 0 ? String(n) : '');
-  els.empty.hidden = n > 0;
+  // Not above a card that is still closing in place (it moves to Recent a moment later).
+  els.empty.hidden = n > 0 || els.pending.children.length > 0;
   document.title = n > 0 ? `(${n}) askrelay` : 'askrelay';
   els.recent.hidden = els.recentList.children.length === 0;
+  els.recentLink.hidden = els.recent.hidden;
+  setText(els.recentLink, `Recent (${els.recentList.children.length}) ↓`);
   markKeyboardTarget();
 }
 
@@ -99,6 +102,8 @@ function closeCard(entry, { settle = true } = {}) {
   entry.ui.countdown.hidden = true;
   setText(parts.status, describeClosed(card));
   parts.status.hidden = false;
+  setText(parts.closedBy, closedByText(card));
+  parts.closedBy.hidden = false;
   showAnsweredBy(entry);
   if (card.status === 'answered') markChosen(entry);
   if (store.activeId === card.id) store.activeId = null;
@@ -186,6 +191,13 @@ function nudgeKeyHint() {
   setText(els.keyHint, 'No card is selected: click a card or Tab to it, then press 1–9.');
 }
 
+function initRecentLink() {
+  els.recentLink.addEventListener('click', (event) => {
+    event.preventDefault(); // no address change: the Cards view stays where it is in the history
+    els.recent.scrollIntoView({ block: 'start' });
+  });
+}
+
 function initUndoSetting() {
   const select = els.undoSeconds;
   select.replaceChildren(...UNDO_CHOICES.map((n) => new Option(n === 0 ? 'Off' : `${n} s`, String(n))));
@@ -196,6 +208,7 @@ function initUndoSetting() {
 /** The number keys, the card the user selected, the undo setting, and every pending card's countdown. */
 export function initBoard() {
   initUndoSetting();
+  initRecentLink();
   document.addEventListener('focusin', activate);
   document.addEventListener('pointerdown', activate);
   document.addEventListener('keydown', onKey);

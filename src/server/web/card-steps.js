@@ -114,12 +114,34 @@ export function renderStep(entry) {
 /** An approval's command, diff or plan keeps every line and space as sent (format.js). */
 function questionText(card, text, id) {
   const verbatim = approvalText(card, text);
-  if (!verbatim) return h('p', { class: 'question-text', id }, text);
+  if (!verbatim) return collapsible(h('p', { class: 'question-text clamped', id, dataset: { testid: 'question-text' } }, text));
   const { lead, code } = verbatim;
   return h('div', { class: 'question-text approval-text', id },
     lead ? h('p', { class: 'approval-lead' }, lead) : null,
     code ? h('pre', { class: 'approval-code', tabindex: '0', dataset: { testid: 'approval-code' } }, code) : null,
   );
+}
+
+/**
+ * A question longer than a few lines shows its first lines and "Show all" (style.css sets
+ * how many: fewer on a phone). Measured whenever its size changes, as the page is laid out
+ * only once the card is on a visible view.
+ */
+function collapsible(textEl) {
+  const more = h('button', { type: 'button', class: 'link-button show-all', dataset: { testid: 'show-all' }, hidden: true, 'aria-expanded': 'false' }, 'Show all');
+  more.addEventListener('click', () => {
+    const open = textEl.classList.toggle('clamped') === false;
+    more.setAttribute('aria-expanded', String(open));
+    more.textContent = open ? 'Show less' : 'Show all';
+  });
+  const measure = () => {
+    if (!textEl.classList.contains('clamped')) return;
+    const cut = textEl.scrollHeight > textEl.clientHeight + 1;
+    textEl.classList.toggle('overflowing', cut);
+    more.hidden = !cut;
+  };
+  new ResizeObserver(measure).observe(textEl);
+  return [textEl, more];
 }
 
 export function pick(entry, index) {

@@ -28,6 +28,7 @@ export function renderCard(entry) {
   const body = h('div', { class: 'card-body' });
   const error = h('p', { class: 'error card-error', dataset: { testid: 'card-error' }, role: 'alert', hidden: true });
   const status = h('p', { class: 'card-status', dataset: { testid: 'card-status' }, role: 'status', hidden: true });
+  const closedBy = h('p', { class: 'closed-by', dataset: { testid: 'closed-by' }, hidden: true });
   const skip = h('button', { type: 'button', class: 'ghost skip', dataset: { testid: 'skip' }, onclick: () => skipCard(entry) }, 'Skip');
   const stepper = h('div', { class: 'stepper', dataset: { testid: 'stepper' }, hidden: true });
   const back = h('button', { type: 'button', class: 'ghost back', dataset: { testid: 'back' }, hidden: true, onclick: () => goToStep(entry, entry.ui.step - 1) }, '← Back');
@@ -48,9 +49,10 @@ export function renderCard(entry) {
     error,
     undoBar,
     status,
+    closedBy,
     h('div', { class: 'card-foot' }, h('div', { class: 'foot-left' }, back, stepper), skip),
   );
-  entry.parts = { body, error, status, skip, stepper, back, chips, agentBadge: null, undo: { bar: undoBar, text: undoText, button: undoButton } };
+  entry.parts = { body, error, status, closedBy, skip, stepper, back, chips, agentBadge: null, undo: { bar: undoBar, text: undoText, button: undoButton } };
   tickCountdown(entry, Date.now());
   if (card.layout === 'form') renderForm(entry);
   else renderStep(entry);

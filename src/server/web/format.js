@@ -86,6 +86,27 @@ export function answeredBy(card) {
   };
 }
 
+const OPERATOR_PLACE = { web: 'on the page', cli: 'in the terminal', api: 'through the API' };
+const AGENT_ROUTE = { 'relay-tool': 'the relay tool', mcp: 'MCP' };
+
+/**
+ * Who closed a card and when, for Recent: "answered by you on the page, 10:42", "answered by
+ * s_8c29ab12 through the relay tool, 10:45", "skipped by 42 in telegram, 9:01", "nobody
+ * answered; expired 11:00". `clock` formats the time (fmtClock; tests pass their own).
+ */
+export function closedByText(card, clock = fmtClock) {
+  const at = card.closedAt ? clock(card.closedAt) : '';
+  if (card.status === 'expired') return `nobody answered; expired${at ? ` ${at}` : ''}`;
+  if (card.status === 'cancelled') return `cancelled${at ? ` ${at}` : ''}: the session stopped`;
+  const verb = card.status === 'skipped' ? 'skipped' : 'answered';
+  const by = card.answeredBy;
+  let who = '';
+  if (by?.kind === 'human' && by.id === 'operator') who = `by you ${OPERATOR_PLACE[by.surface] ?? `(${by.surface})`}`;
+  else if (by?.kind === 'human') who = `by ${String(by.id).slice(String(by.id).indexOf(':') + 1)} in ${by.surface}`;
+  else if (by) who = `by ${/^s_/.test(String(by.id)) ? shortId(by.id) : by.id} through ${AGENT_ROUTE[by.surface] ?? by.surface}`;
+  return [verb, who].filter(Boolean).join(' ') + (at ? `, ${at}` : '');
+}
+
 /**
  * An approval's text is what would run or change: a command, a diff, a plan. Its first
  * paragraph ("Run this command?") stays prose; the rest is shown verbatim, monospace.
