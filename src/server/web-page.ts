@@ -1,4 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { dirname, join } from 'node:path';
 import type { Hono } from 'hono';
 
 // The page is plain HTML, CSS and JavaScript modules: nothing to build, nothing fetched from
@@ -22,9 +24,26 @@ export function webFiles(): Record<string, string> {
   return files;
 }
 
+/**
+ * Libraries the page imports, each one self-contained ES module from node_modules served
+ * under a fixed name (never a path from the request): the URL path → package and file.
+ */
+export const VENDOR: Record<string, { pkg: string; file: string }> = {
+  '/vendor/markdown-it.js': { pkg: 'markdown-it', file: 'dist/browser/markdown-it.esm.min.mjs' },
+};
+
+function vendorFile({ pkg, file }: { pkg: string; file: string }): string {
+  const folder = dirname(createRequire(import.meta.url).resolve(`${pkg}/package.json`));
+  // Its source map is not served: drop the comment that would make a browser ask for it.
+  return readFileSync(join(folder, file), 'utf8').replace(/\n\/\/# sourceMappingURL=\S+\s*$/, '\n');
+}
+
 export function webPage(app: Hono) {
-  for (const [path, name] of Object.entries(webFiles())) {
-    const body = readFileSync(new URL(name, FOLDER), 'utf8');
+  const files: Array<[string, string, string]> = [
+    ...Object.entries(webFiles()).map(([path, name]): [string, string, string] => [path, name, readFileSync(new URL(name, FOLDER), 'utf8')]),
+    ...Object.entries(VENDOR).map(([path, source]): [string, string, string] => [path, path, vendorFile(source)]),
+  ];
+  for (const [path, name, body] of files) {
     const type = TYPES[name.split('.').pop()!];
     app.get(path, (c) =>
       c.body(body, 200, {

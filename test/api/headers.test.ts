@@ -1,7 +1,7 @@
 import { request } from 'node:http';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
-import { webFiles } from '../../src/server/web-page.js';
+import { VENDOR, webFiles } from '../../src/server/web-page.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 
 // Every response says: do not sniff my type, send no Referer from me, never frame me; and
@@ -46,9 +46,10 @@ it('on JSON, errors, 404s and the MCP endpoint', async () => {
 });
 
 it('on the page, its files and its service worker, with frame-ancestors in the page\'s policy', async () => {
-  const paths = Object.keys(webFiles());
-  // The page's modules are served, each as JavaScript (a module script refuses any other type).
-  expect(paths).toEqual(expect.arrayContaining(['/', '/app.js', '/dom.js', '/card-draft.js', '/style.css', '/sw.js']));
+  const paths = [...Object.keys(webFiles()), ...Object.keys(VENDOR)];
+  // The page's modules are served, each as JavaScript (a module script refuses any other type),
+  // and so are the libraries it imports (markdown-it).
+  expect(paths).toEqual(expect.arrayContaining(['/', '/app.js', '/dom.js', '/card-draft.js', '/style.css', '/sw.js', '/vendor/markdown-it.js']));
   for (const path of paths) {
     const res = await fetch(new URL(path, relay.url));
     expect(res.status).toBe(200);
@@ -62,6 +63,12 @@ it('on the page, its files and its service worker, with frame-ancestors in the p
     await res.body?.cancel();
   }
   expect((await fetch(new URL('/sw.js', relay.url))).headers.get('service-worker-allowed')).toBe('/');
+  // The library is the one self-contained module (no imports of its own), without its source-map comment.
+  const library = await (await fetch(new URL('/vendor/markdown-it.js', relay.url))).text();
+  expect(library).toMatch(/^\/\*! markdown-it \d+\.\d+\.\d+/);
+  expect(library).toMatch(/export \{ \w+ as default \};\s*$/);
+  expect(library).not.toMatch(/^import /m);
+  expect(library).not.toContain('sourceMappingURL');
 });
 
 it('serves only the page\'s own files: unknown names and climbs out of the folder are 404', async () => {

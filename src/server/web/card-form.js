@@ -1,6 +1,7 @@
 // The form layout: every question at once as a field, one Submit.
 import { $, h, nextId } from './dom.js';
 import { fieldAnswer, fieldType } from './card-draft.js';
+import { withInlineMarkdown } from './markdown-view.js';
 import { clearError, showError, submit } from './card-actions.js';
 
 export function renderForm(entry) {
@@ -29,7 +30,7 @@ function renderField(q, index, onchange) {
   const head = (labelFor) => [
     h('span', { class: 'key small-key', 'aria-hidden': 'true', dataset: { testid: 'field-key' } }, String(index + 1)),
     q.header ? h('span', { class: 'chip chip-header' }, q.header) : null,
-    h(labelFor ? 'label' : 'span', { class: 'field-text', for: labelFor, id: `${id}-label` }, q.text),
+    withInlineMarkdown(h(labelFor ? 'label' : 'span', { class: 'field-text', for: labelFor, id: `${id}-label` }), q.text),
   ];
   const wrap = (...children) =>
     h('div', { class: `form-field field-${type}`, dataset: { testid: 'field', questionId: q.id, type }, oninput: onchange, onchange }, children);
@@ -65,7 +66,7 @@ function renderField(q, index, onchange) {
           h('span', { class: 'choice-box', 'aria-hidden': 'true' }),
           h('span', { class: 'choice-main' },
             h('span', { class: 'option-label' }, o.label),
-            o.description ? h('span', { class: 'option-desc' }, o.description) : null,
+            o.description ? withInlineMarkdown(h('span', { class: 'option-desc' }), o.description) : null,
           ),
         )),
     );

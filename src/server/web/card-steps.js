@@ -3,6 +3,7 @@ import { $, autosize, h, nextId } from './dom.js';
 import { answersFromDrafts, isMulti, pickOption, replyToQuestion, setSeveral } from './card-draft.js';
 import { clearError, showError, submit } from './card-actions.js';
 import { approvalText } from './format.js';
+import { withInlineMarkdown, withMarkdown } from './markdown-view.js';
 import { actions } from './store.js';
 
 export function renderStep(entry) {
@@ -26,7 +27,7 @@ export function renderStep(entry) {
       h('span', { class: 'key', 'aria-hidden': 'true' }, String(i + 1)),
       h('span', { class: 'option-main' },
         h('span', { class: 'option-label' }, option.label),
-        option.description ? h('span', { class: 'option-desc' }, option.description) : null,
+        option.description ? withInlineMarkdown(h('span', { class: 'option-desc' }), option.description) : null,
       ),
       multi ? h('span', { class: 'check', 'aria-hidden': 'true' }) : null,
     );
@@ -114,7 +115,7 @@ export function renderStep(entry) {
 /** An approval's command, diff or plan keeps every line and space as sent (format.js). */
 function questionText(card, text, id) {
   const verbatim = approvalText(card, text);
-  if (!verbatim) return collapsible(h('p', { class: 'question-text clamped', id, dataset: { testid: 'question-text' } }, text));
+  if (!verbatim) return collapsible(withMarkdown(h('div', { class: 'question-text clamped', id, dataset: { testid: 'question-text' } }), text));
   const { lead, code } = verbatim;
   return h('div', { class: 'question-text approval-text', id },
     lead ? h('p', { class: 'approval-lead' }, lead) : null,

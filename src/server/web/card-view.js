@@ -6,7 +6,11 @@ import { goToStep, renderStep } from './card-steps.js';
 import { skipCard, undo } from './card-actions.js';
 import { answeredBy, fmtLeft, fmtTime, shortId } from './format.js';
 import { providerLabel, providerTitle } from './new-session.js';
+import { withInlineMarkdown } from './markdown-view.js';
 import { actions } from './store.js';
+
+/** A heading is one line: a title (or, untitled, the question) with its line breaks as spaces. */
+const oneLineOf = (text) => text.replace(/\s*\n\s*/g, ' ');
 
 export function renderCard(entry) {
   const { card } = entry;
@@ -44,7 +48,7 @@ export function renderCard(entry) {
   },
     h('div', { class: 'card-head' }, chips, countdown),
     // Without a title the heading shows only in the compact Recent list (the question says it all).
-    h('h3', { class: `card-title${card.title ? '' : ' untitled'}`, id: titleId }, card.title || card.questions[0]?.text || 'Question'),
+    withInlineMarkdown(h('h3', { class: `card-title${card.title ? '' : ' untitled'}`, id: titleId }), oneLineOf(card.title || card.questions[0]?.text || 'Question')),
     body,
     error,
     undoBar,

@@ -1,5 +1,6 @@
 // DOM helpers and the page's fixed elements. Card text comes from agents and is untrusted:
-// it only ever reaches the page through textContent and attribute values, never as markup.
+// it reaches the page through textContent and attribute values, or rendered by markdown-it
+// with raw HTML off (markdown-view.js), never as markup of its own.
 import { store } from './store.js';
 
 export const $ = (sel, root = document) => root.querySelector(sel);
