@@ -27,6 +27,13 @@ describe('slack message', () => {
     });
   });
 
+  it('an agent\'s markdown goes as mrkdwn: code, emphasis, links, lists', () => {
+    const c = card([{ text: 'Run `npm run migrate` on **prod**? See [the plan](https://example.com/plan).\n\n- adds a column\n- no downtime', options: [{ label: 'Yes', description: '_after_ the backup' }, 'No'] }]);
+    expect(postOf(c).blocks[1]).toEqual(
+      section('Run `npm run migrate` on *prod*? See <https://example.com/plan|the plan>.\n\n• adds a column\n• no downtime\n• Yes — _after_ the backup'),
+    );
+  });
+
   it('multi-select falls back to numbered text, answered in the thread', () => {
     const c = card([{ text: 'Which colours?', options: ['Red', 'Green', 'Blue'], multiSelect: true }]);
     expect(postOf(c)).toEqual({

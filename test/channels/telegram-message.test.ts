@@ -22,6 +22,13 @@ describe('telegram message', () => {
     });
   });
 
+  it('an agent\'s markdown goes as Telegram\'s HTML: code, emphasis, links, code blocks', () => {
+    const c = card([{ text: 'Run `migrate` on **prod**? [Plan](https://example.com/plan)\n\n```\nALTER TABLE t ADD c int;\n```', options: [{ label: 'Yes', description: '_after_ the backup' }, 'No'] }]);
+    expect(postOf(c).text).toBe(
+      '<b>Question</b>\n\nRun <code>migrate</code> on <b>prod</b>? <a href="https://example.com/plan">Plan</a>\n\n<pre>ALTER TABLE t ADD c int;\n</pre>\n• Yes — <i><i>after</i> the backup</i>\n\nTap an option, or reply to this message with your own answer.',
+    );
+  });
+
   it('multi-select falls back to numbered text to reply to', () => {
     const c = card([{ text: 'Which colours?', options: ['Red', 'Green', 'Blue'], multiSelect: true }]);
     expect(postOf(c)).toEqual({

@@ -1,5 +1,6 @@
 import type { Card } from '../../cards/model.js';
 import { clip, closedLine, heading, howToReply, questionTexts, takesButtons, type QuestionText } from '../card-text.js';
+import { SLACK, markdownFor } from '../markdown.js';
 
 // A card as a Slack message (Block Kit). Pure: no I/O.
 // One question with one choice gets Block Kit buttons; everything else is mrkdwn text with
@@ -65,7 +66,7 @@ export const escapeMrkdwn = (text: string) => text.replace(/&/g, '&amp;').replac
 export function postOf(card: Card): SlackMessage {
   const buttons = takesButtons(card);
   const blocks: SlackBlock[] = [headerOf(card)];
-  for (const q of questionTexts(card)) blocks.push(section(questionBody(q, buttons ? 'buttons' : 'text')));
+  for (const q of questionTexts(card)) blocks.push(section(questionBody(card, q, buttons ? 'buttons' : 'text')));
   if (buttons) blocks.push(...actionsOf(card));
   blocks.push({ type: 'context', elements: [mrkdwn(howToReply(card, 'Reply in this thread'))] });
   return { text: fallbackOf(card), blocks };
@@ -75,7 +76,7 @@ export function postOf(card: Card): SlackMessage {
 export function closedOf(card: Card): SlackMessage {
   const line = closedLine(card);
   const blocks: SlackBlock[] = [headerOf(card)];
-  for (const q of questionTexts(card)) blocks.push(section(questionBody(q, 'closed')));
+  for (const q of questionTexts(card)) blocks.push(section(questionBody(card, q, 'closed')));
   blocks.push(section(`*${escapeMrkdwn(line)}*`));
   return { text: clipMrkdwn(escapeMrkdwn(`${line}\n${fallbackLine(card)}`), FALLBACK_TEXT_CHARS), blocks };
 }
@@ -89,14 +90,17 @@ function headerOf(card: Card): SlackBlock {
  * numbered when answered in text; with buttons only those whose description or cut label
  * needs a place; none once closed.
  */
-function questionBody(q: QuestionText, mode: 'buttons' | 'text' | 'closed'): string {
+function questionBody(card: Card, q: QuestionText, mode: 'buttons' | 'text' | 'closed'): string {
   const hint = q.hint && mode !== 'closed' ? ` _(${q.hint})_` : '';
-  const text = `${escapeMrkdwn(q.text)}${hint}`;
+  // Agents write markdown: a question's text and descriptions go as mrkdwn (channels/markdown.ts);
+  // an approval's request (a command, a diff) stays exactly as sent.
+  const rich = (t: string) => (card.kind === 'approval' ? escapeMrkdwn(t) : markdownFor(SLACK, t));
+  const text = `${rich(q.text)}${hint}`;
   // "*1. Header*" above the text, or just "*1.*" before it.
   const lines = q.header ? [`*${q.number}. ${escapeMrkdwn(q.header)}*`, text] : [q.number ? `*${q.number}.* ${text}` : text];
   if (mode === 'closed') return lines.join('\n');
   for (const o of q.options) {
-    const description = o.description ? ` — ${escapeMrkdwn(o.description)}` : '';
+    const description = o.description ? ` — ${rich(o.description)}` : '';
     if (mode === 'buttons' && !description && [...o.label].length <= BUTTON_TEXT_CHARS) continue;
     lines.push(`${mode === 'buttons' ? '•' : `*${o.n}.*`} ${escapeMrkdwn(o.label)}${description}`);
   }

@@ -1,5 +1,6 @@
 import type { Card } from '../../cards/model.js';
 import { clip, closedLine, heading, howToReply, questionTexts, takesButtons } from '../card-text.js';
+import { TELEGRAM, markdownFor } from '../markdown.js';
 
 // A card as a Telegram message (HTML parse mode). Pure: no I/O.
 // One question with one choice gets full-width inline keyboard buttons (one per row) and,
@@ -118,13 +119,17 @@ function bodyOf(card: Card, buttons: boolean, footer: string): string {
 const CUT_NOTE = '<i>… (cut to fit Telegram; the whole card is on the relay’s web page)</i>';
 
 function render(card: Card, buttons: boolean, max: number): string[] {
-  const cut = (text: string) => escapeHtml(max === Infinity ? text : clip(text, max));
+  const clipped = (text: string) => (max === Infinity ? text : clip(text, max));
+  const cut = (text: string) => escapeHtml(clipped(text));
+  // Agents write markdown: a question's text and descriptions go as Telegram's HTML
+  // (channels/markdown.ts); an approval's request (a command, a diff) stays exactly as sent.
+  const rich = (text: string) => (card.kind === 'approval' ? cut(text) : markdownFor(TELEGRAM, clipped(text)));
   const lines = [`<b>${escapeHtml(heading(card))}</b>`];
   for (const q of questionTexts(card)) {
     const label = [q.number ? `${q.number}.` : '', q.header ? `<b>${escapeHtml(q.header)}</b> —` : ''].filter(Boolean).join(' ');
-    lines.push('', `${label ? `${label} ` : ''}${cut(q.text)}${q.hint ? ` <i>(${q.hint})</i>` : ''}`);
+    lines.push('', `${label ? `${label} ` : ''}${rich(q.text)}${q.hint ? ` <i>(${q.hint})</i>` : ''}`);
     for (const o of q.options) {
-      const description = o.description && max > 120 ? ` — <i>${cut(o.description)}</i>` : '';
+      const description = o.description && max > 120 ? ` — <i>${rich(o.description)}</i>` : '';
       // With buttons the labels are on the buttons; descriptions and cut labels still need a place.
       if (buttons && !description && [...o.label].length <= BUTTON_LABEL_CHARS) continue;
       lines.push(`${buttons ? '•' : `${o.n}.`} ${cut(o.label)}${description}`);
