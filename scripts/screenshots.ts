@@ -110,7 +110,7 @@ try {
   await shot(page, 'sessions-new');
   await page.getByTestId('new-session-cancel').click();
 
-  // The board with several kinds of card (docs/images/web-page.png is the first of these).
+  // The board with several kinds of card (docs/images/web-page-*.png come from the browser test run instead).
   const made: Card[] = [];
   for (const input of Object.values(BOARD_CARDS)) made.push((await (await relay.api('/api/cards', { method: 'POST', json: input })).json()) as Card);
   await page.getByTestId('tab-cards').click();

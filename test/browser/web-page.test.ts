@@ -554,6 +554,8 @@ describe('web page', () => {
 
     // Desktop: the cards stack without overlapping, and nothing scrolls sideways.
     await expectStacked(page, 900);
+    // The pictures in docs/web-page.md and docs/surfaces.md (copied from test-artifacts/).
+    await page.screenshot({ path: 'test-artifacts/web-page-desktop.png', fullPage: true });
     const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const cardColours = () =>
       cardOn(cards.storage.id).evaluate((el) => ({ background: getComputedStyle(el).backgroundColor, text: getComputedStyle(el.querySelector('.question-text')!).color }));
@@ -575,6 +577,7 @@ describe('web page', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
       await expectStacked(page, 390);
+      await page.screenshot({ path: 'test-artifacts/web-page-phone.png' });
       for (const box of await page.locator('[data-testid="card"] [data-testid="option"], [data-testid="card"] [data-testid="field"]').evaluateAll(boxesOf)) {
         expect(box.left).toBeGreaterThanOrEqual(0);
         expect(box.right).toBeLessThanOrEqual(390);
