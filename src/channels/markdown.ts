@@ -25,7 +25,9 @@ interface Dialect {
 const md = markdownit({ html: false, linkify: true, breaks: true, typographer: false }).disable(['image']);
 md.validateLink = (url: string) => /^(https?:|mailto:)/i.test(url.trim());
 
-const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+/** &, < and >: all that Telegram's HTML and Slack's mrkdwn need escaped in text. */
+export const escapeMarkup = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+const escapeHtml = escapeMarkup;
 
 export const TELEGRAM: Dialect = {
   escape: escapeHtml,

@@ -59,6 +59,18 @@ async function expectAnswered(id: string, answer: Card['answer']) {
   expect(card.answer).toEqual(answer);
 }
 
+/** A new page of `context`, signed in to `target` and live; `before` runs first (a fake clock). */
+async function signedIn(context: BrowserContext, target: TestRelay, before?: (p: Page) => Promise<unknown>): Promise<Page> {
+  const p = await context.newPage();
+  collectPageErrors(p, pageErrors);
+  await before?.(p);
+  await p.goto(target.url);
+  await p.getByTestId('token-input').fill(target.token);
+  await p.getByTestId('token-input').press('Enter');
+  await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+  return p;
+}
+
 /** The four cards of the layout test (the ones scripts/screenshots.ts pictures), made in order. */
 async function createSeveralCards() {
   const made: Partial<Record<keyof typeof BOARD_CARDS, Card>> = {};
@@ -293,13 +305,7 @@ describe('web page', () => {
     const { relay: own, clock } = await startRelayWithClock();
     const ownContext = await newContext(browser, { viewport: { width: 900, height: 1100 } });
     try {
-      const p = await ownContext.newPage();
-      collectPageErrors(p, pageErrors);
-      await p.clock.setFixedTime(clock.now());
-      await p.goto(own.url);
-      await p.getByTestId('token-input').fill(own.token);
-      await p.getByTestId('token-input').press('Enter');
-      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+      const p = await signedIn(ownContext, own, (p) => p.clock.setFixedTime(clock.now()));
 
       const res = await own.api('/api/cards', { method: 'POST', json: { waitSeconds: 90, questions: [{ text: 'Quick one?', options: ['Yes', 'No'] }] } });
       expect(res.status).toBe(201);
@@ -335,12 +341,7 @@ describe('web page', () => {
     const port = new URL(own.url).port;
     const ownContext = await newContext(browser, { viewport: { width: 900, height: 1100 } });
     try {
-      const p = await ownContext.newPage();
-      collectPageErrors(p, pageErrors);
-      await p.goto(own.url);
-      await p.getByTestId('token-input').fill(own.token);
-      await p.getByTestId('token-input').press('Enter');
-      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+      const p = await signedIn(ownContext, own);
       expect(await p.getByTestId('outage').isHidden()).toBe(true);
       const res = await own.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Restart the workers?', options: ['Yes', 'No'] }] } });
       const created = (await res.json()) as Card;
@@ -461,13 +462,7 @@ describe('web page', () => {
     // The page's own default (5 s), on a clock the test moves.
     const own = await browser.newContext({ viewport: { width: 900, height: 1100 } });
     try {
-      const p = await own.newPage();
-      collectPageErrors(p, pageErrors);
-      await p.clock.install();
-      await p.goto(relay.url);
-      await p.getByTestId('token-input').fill(relay.token);
-      await p.getByTestId('token-input').press('Enter');
-      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+      const p = await signedIn(own, relay, (p) => p.clock.install());
       expect(await p.getByTestId('undo-seconds').inputValue()).toBe('5');
 
       const created = await createCard({ questions: [{ text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }] });
@@ -590,13 +585,7 @@ describe('web page', () => {
   it('on a phone: a one-row header, a long question collapsed with Show all, and Recent one tap away saying who answered and when', async () => {
     const own = await newContext(browser, { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
     try {
-      const p = await own.newPage();
-      collectPageErrors(p, pageErrors);
-      await p.clock.install();
-      await p.goto(relay.url);
-      await p.getByTestId('token-input').fill(relay.token);
-      await p.getByTestId('token-input').press('Enter');
-      await p.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+      const p = await signedIn(own, relay, (p) => p.clock.install());
 
       // The sticky header is one row, about 56 px: brand mark, tabs, the connection's dot, short labels.
       const header = await p.locator('.topbar-inner').boundingBox();

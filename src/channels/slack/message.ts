@@ -1,6 +1,6 @@
 import type { Card } from '../../cards/model.js';
 import { clip, closedLine, heading, howToReply, questionTexts, takesButtons, type QuestionText } from '../card-text.js';
-import { SLACK, markdownFor } from '../markdown.js';
+import { SLACK, escapeMarkup, markdownFor } from '../markdown.js';
 
 // A card as a Slack message (Block Kit). Pure: no I/O.
 // One question with one choice gets Block Kit buttons; everything else is mrkdwn text with
@@ -60,7 +60,7 @@ export function decodeAction(action: { action_id: string; value?: string }): { c
 }
 
 /** Slack's mrkdwn needs only these three escaped; escaping also keeps `<!channel>` from pinging anyone. */
-export const escapeMrkdwn = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const escapeMrkdwn = escapeMarkup;
 
 /** The card as posted. */
 export function postOf(card: Card): SlackMessage {

@@ -1,6 +1,6 @@
 import type { Card } from '../../cards/model.js';
 import { clip, closedLine, heading, howToReply, questionTexts, takesButtons } from '../card-text.js';
-import { TELEGRAM, markdownFor } from '../markdown.js';
+import { TELEGRAM, escapeMarkup, markdownFor } from '../markdown.js';
 
 // A card as a Telegram message (HTML parse mode). Pure: no I/O.
 // One question with one choice gets full-width inline keyboard buttons (one per row) and,
@@ -49,7 +49,7 @@ export function decodeCallback(text: string): CallbackData | undefined {
   return other ? { kind: 'other', cardId: other[1] } : undefined;
 }
 
-export const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const escapeHtml = escapeMarkup;
 
 /** The card as posted. */
 export function postOf(card: Card): TelegramPost {
