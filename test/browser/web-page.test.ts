@@ -160,6 +160,68 @@ describe('web page', () => {
     await expectAnswered(created.id, { q1: { selected: ['PostgreSQL'] } });
   });
 
+  it('renders an agent’s markdown safely: code in monospace that scrolls sideways, emphasis, lists, links in a new tab, no raw HTML, no outside image', async () => {
+    const outside: string[] = [];
+    page.on('request', (r) => {
+      if (!r.url().startsWith(relay.url)) outside.push(r.url());
+    });
+    const created = await createCard({
+      title: 'Migrate `orders` **now**?',
+      questions: [
+        {
+          text: [
+            'The migration runs `ALTER TABLE` on *orders*:',
+            '',
+            '```sql',
+            `ALTER TABLE orders ADD COLUMN shipped_at timestamptz NULL, ADD COLUMN carrier text NULL, ADD COLUMN ${'x'.repeat(200)} int;`,
+            '```',
+            '',
+            '- takes a lock',
+            '- [the plan](https://example.com/plan) and [a trap](javascript:alert(1))',
+            '',
+            '<img src="https://tracker.example/pixel.png"> ![pixel](https://tracker.example/pixel2.png) <script>alert(1)</script>',
+          ].join('\n'),
+          options: [{ label: 'Run it', description: 'after the `pg_dump`' }, 'Not now'],
+        },
+      ],
+    });
+    const card = cardOn(created.id);
+    await card.waitFor(WAIT);
+    const text = card.getByTestId('question-text');
+    expect(await card.locator('.card-title code').textContent()).toBe('orders');
+    expect(await card.locator('.card-title strong').textContent()).toBe('now');
+    expect(await text.locator('em').textContent()).toBe('orders');
+    expect(await text.locator('li').allTextContents()).toEqual(['takes a lock', 'the plan and [a trap](javascript:alert(1))']);
+    const pre = text.locator('pre');
+    const style = await pre.evaluate((el) => ({ font: getComputedStyle(el.querySelector('code')!).fontFamily, overflow: getComputedStyle(el).overflowX, scrolls: el.scrollWidth > el.clientWidth, inside: el.getBoundingClientRect().right <= el.closest('[data-testid="card"]')!.getBoundingClientRect().right }));
+    expect(style.font).toMatch(/mono/i);
+    expect(style).toMatchObject({ overflow: 'auto', scrolls: true, inside: true });
+    const links = await text.locator('a').evaluateAll((els) => els.map((a) => ({ href: a.getAttribute('href'), target: a.getAttribute('target'), rel: a.getAttribute('rel') })));
+    expect(links).toContainEqual({ href: 'https://example.com/plan', target: '_blank', rel: 'noopener noreferrer' });
+    expect(links.some((l) => l.href?.startsWith('javascript'))).toBe(false);
+    expect(await card.locator('img, script').count()).toBe(0);
+    expect(await text.textContent()).toContain('<img src="https://tracker.example/pixel.png">');
+    expect(await card.locator('[data-testid="option"][data-label="Run it"] .option-desc code').textContent()).toBe('pg_dump');
+    expect(outside).toEqual([]);
+    await card.getByTestId('skip').click();
+    await statusOf(card, 'skipped');
+  });
+
+  it('numbers every option, past nine, with its badge on the left', async () => {
+    const labels = Array.from({ length: 12 }, (_, i) => `Region ${i + 1}`);
+    const created = await createCard({ questions: [{ text: 'Which region?', options: labels }] });
+    const card = cardOn(created.id);
+    await card.waitFor(WAIT);
+    expect(await card.locator('[data-testid="option"] .key').allTextContents()).toEqual(labels.map((_, i) => String(i + 1)));
+    const sides = await card.locator('[data-testid="option"]').first().evaluate((el) => ({
+      key: el.querySelector('.key')!.getBoundingClientRect().left,
+      label: el.querySelector('.option-label')!.getBoundingClientRect().left,
+    }));
+    expect(sides.key).toBeLessThan(sides.label);
+    await card.getByTestId('skip').click();
+    await statusOf(card, 'skipped');
+  });
+
   it('answers a multi-select question with check marks, typed text and Reply with selection', async () => {
     const created = await createCard({
       questions: [{ header: 'Services', text: 'Which services need a restart?', multiSelect: true, options: ['API', 'Worker', 'Cron', 'Web'] }],
