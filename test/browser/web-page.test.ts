@@ -611,7 +611,10 @@ describe('web page', () => {
 
     // Desktop: the cards stack without overlapping, and nothing scrolls sideways.
     await expectStacked(page, 900);
-    // The pictures in docs/web-page.md and docs/surfaces.md (copied from test-artifacts/).
+    // The pictures in docs/web-page.md and docs/surfaces.md (copied from test-artifacts/),
+    // from the top and with the page's default undo window, as a new user sees it.
+    await page.getByTestId('undo-seconds').selectOption('5');
+    await page.evaluate(() => window.scrollTo(0, 0));
     await page.screenshot({ path: 'test-artifacts/web-page-desktop.png', fullPage: true });
     const background = () => page.evaluate(() => getComputedStyle(document.body).backgroundColor);
     const cardColours = () =>
@@ -634,7 +637,9 @@ describe('web page', () => {
     await page.setViewportSize({ width: 390, height: 844 });
     try {
       await expectStacked(page, 390);
+      await page.evaluate(() => window.scrollTo(0, 0));
       await page.screenshot({ path: 'test-artifacts/web-page-phone.png' });
+      await page.getByTestId('undo-seconds').selectOption('0');
       for (const box of await page.locator('[data-testid="card"] [data-testid="option"], [data-testid="card"] [data-testid="field"]').evaluateAll(boxesOf)) {
         expect(box.left).toBeGreaterThanOrEqual(0);
         expect(box.right).toBeLessThanOrEqual(390);
