@@ -119,12 +119,17 @@ export class SessionManager {
     const fields = { id: `s_${randomBytes(8).toString('hex')}`, now: new Date(this.clock.now()).toISOString(), env: this.env };
     const { session, factory } = newSession(input, this.options.providers, fields);
     // The lease first: another node's lease round adopts every active session no node holds,
-    // and would otherwise find this one stored but not yet held, and run it too.
-    await this.options.owners?.claim(session.id);
-    await this.options.store.insert(session);
-    await this.book.serial(session.id, () => this.book.log(session.id, 'user', input.prompt));
-    const live = await this.launch(session, factory);
-    await this.book.serial(session.id, () => firstTurn(this.turns, session.id, live, () => live.runner.start(input.prompt, false)));
+    // and would otherwise find this one stored but not yet held, and run it too. This node's
+    // own round skips it while it is being launched (book.launching).
+    await this.book.whileLaunching(session.id, async (mark) => {
+      await this.options.owners?.claim(session.id);
+      mark.held = true;
+      await this.options.store.insert(session);
+      await this.book.serial(session.id, () => this.book.log(session.id, 'user', input.prompt));
+      const live = await this.launch(session, factory);
+      if (!live) return;
+      await this.book.serial(session.id, () => firstTurn(this.turns, session.id, live, () => live.runner.start(input.prompt, false)));
+    });
     return this.get(session.id);
   }
 
@@ -187,17 +192,24 @@ export class SessionManager {
   async adopt(): Promise<void> {
     const { owners } = this.options;
     for (const session of await this.options.store.active()) {
-      if (this.live.has(session.id) || this.closing) continue;
-      const claim = owners ? await owners.claim(session.id) : { held: true };
-      if (!claim.held) continue;
-      try {
-        await this.resume(session, claim.from);
-      } catch (err) {
-        // One session that cannot be picked up must not keep the relay (or the sessions after it) from starting.
-        if (this.closing) return;
-        await this.drop(session.id);
-        await this.giveUp(session.id, `The session could not be resumed after the restart: ${(err as Error)?.message ?? String(err)}`);
-      }
+      // Being launched here (started, or adopted by a call of adopt() that runs meanwhile): not twice.
+      if (this.live.has(session.id) || this.book.launching.has(session.id) || this.closing) continue;
+      const closed = await this.book.whileLaunching(session.id, async (mark) => {
+        const claim = owners ? await owners.claim(session.id) : { held: true };
+        if (!claim.held) return false;
+        mark.held = true;
+        try {
+          await this.resume(session, claim.from);
+          return false;
+        } catch (err) {
+          // One session that cannot be picked up must not keep the relay (or the sessions after it) from starting.
+          if (this.closing) return true;
+          await this.drop(session.id);
+          await this.giveUp(session.id, `The session could not be resumed after the restart: ${(err as Error)?.message ?? String(err)}`);
+          return false;
+        }
+      });
+      if (closed) return;
     }
   }
 
@@ -220,18 +232,20 @@ export class SessionManager {
       return this.options.owners?.release(session.id);
     }
     const live = await this.launch(session, next.factory);
-    if (session.status === 'idle') return;
+    if (!live || session.status === 'idle') return;
     const prompt = (await this.options.store.transcript(session.id)).find((e) => e.role === 'user')?.text ?? '';
     await this.book.serial(session.id, () => firstTurn(this.turns, session.id, live, () => live.runner.start(prompt, true)));
   }
 
-  /** Sessions whose runner is on this node. */
+  /** Sessions whose runner is on this node, or is being made here (the lease round renews their leases). */
   liveIds(): string[] {
-    return [...this.live.keys()];
+    return this.book.ownIds();
   }
 
   /** Another node runs the session now: its runner here stops, writing nothing more. */
   async drop(id: string): Promise<void> {
+    const launching = this.book.launching.get(id);
+    if (launching) launching.dropped = true;
     const live = this.live.get(id);
     if (!live) return;
     this.live.delete(id);
@@ -261,13 +275,15 @@ export class SessionManager {
     await this.book.drained();
   }
 
-  private async launch(session: Session, factory: RunnerFactory): Promise<Live> {
+  /** The session's runner, live on this node; none when another node took the session meanwhile. */
+  private async launch(session: Session, factory: RunnerFactory): Promise<Live | undefined> {
     const id = session.id;
     // The token counts from here on; the provider's state is read once, then kept here too.
     await this.tokens.remember(id);
     const saved = await this.options.store.loadState<unknown>(id);
     // Closed meanwhile: no runner is made that close() would not stop.
     if (this.closing) throw new Error('The relay is shutting down.');
+    if (this.book.launching.get(id)?.dropped) return undefined;
     const controller = new AbortController();
     const live: Live = { controller, lastActivity: this.clock.now(), asking: 0, runner: undefined as unknown as Runner };
     const { relay, store, relayUrl } = this.options;

@@ -21,6 +21,11 @@ export interface Live {
   asking: number;
 }
 
+export interface Launching {
+  held: boolean;
+  dropped: boolean;
+}
+
 export const CLOSED: readonly SessionStatus[] = ['stopped', 'failed'];
 
 export interface SessionBookOptions {
@@ -34,6 +39,15 @@ export interface SessionBookOptions {
 export class SessionBook {
   /** This node's runners, by session id. */
   readonly live = new Map<string, Live>();
+  /**
+   * Sessions this node is starting or resuming whose runner is not live yet. Their lease is
+   * this node's from the first step, so adopt() must skip them here too: it would find them
+   * active, not live and held by this very node, and run a second runner (a turn run twice).
+   * `held`: this node has taken the lease (until then the lease round must not take it either:
+   * adopt() would not learn that another node held it). `dropped`: another node took the
+   * lease meanwhile, so no runner is made here.
+   */
+  readonly launching = new Map<string, Launching>();
   /** Each session's queue of changes: its last one (see serial()). */
   private readonly queues = new Map<string, Promise<unknown>>();
 
@@ -53,6 +67,23 @@ export class SessionBook {
     };
     next.then(forget, forget);
     return next;
+  }
+
+  /** Runs `work` with the session marked as being launched on this node (see `launching`). */
+  async whileLaunching<T>(id: string, work: (mark: Launching) => Promise<T>): Promise<T> {
+    const mark = { held: false, dropped: false };
+    this.launching.set(id, mark);
+    try {
+      return await work(mark);
+    } finally {
+      this.launching.delete(id);
+    }
+  }
+
+  /** Sessions whose runner is on this node, or is being made here under this node's lease. */
+  ownIds(): string[] {
+    const launching = [...this.launching].filter(([, mark]) => mark.held).map(([id]) => id);
+    return [...new Set([...this.live.keys(), ...launching])];
   }
 
   /** A change a runner asked for without waiting (a log line, a heartbeat, its state): queued, failures told. */

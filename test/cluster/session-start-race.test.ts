@@ -15,6 +15,11 @@ import { freshDatabase, type FreshDatabase } from '../support/postgres.js';
 // session in the store. (Found by the two-node run of the feature suites: a Grok session
 // ran its turn twice, once on each node.) Here B's round runs exactly when A has stored the
 // session, the moment a busy machine leaves between the two.
+//
+// Nor by its own node: A's lease round adopts every active session not live on A, and A holds
+// the lease, so until the runner is made the session must count as A's (seen as session D of
+// test/sessions/relay-tool.test.ts answering 'Done.' twice under load). Two adopt() calls at
+// once (the round, and a message finding the session unheld) resume it once.
 
 const HOUR = 3_600_000;
 
@@ -40,7 +45,8 @@ function counting(node: string, started: string[]): RunnerFactory {
     engines: ['messages'],
     movable: ['messages'],
     defaultModel: () => 'm',
-    create: () => ({ start: async () => void started.push(node), send: async () => {}, stop: async () => {} }),
+    // The turn never ends, so the session stays running (a session found idle is resumed without a turn).
+    create: () => ({ start: () => (started.push(node), new Promise<void>(() => {})), send: async () => {}, stop: async () => {} }),
   };
 }
 
@@ -67,19 +73,70 @@ it('a session started on one node is not adopted by the other in the moment afte
   const started: string[] = [];
   const b = await node('node-b', started);
   // A's store, with B's lease round run right after the session's row is written.
-  const a = await node('node-a', started, (store) =>
-    new Proxy(store, {
-      get(target, name, receiver) {
-        if (name !== 'insert') return Reflect.get(target, name, receiver);
-        return async (...args: Parameters<AsyncSessionStore['insert']>) => {
-          await target.insert(...args);
-          await b.adopt();
-        };
-      },
-    }),
-  );
+  const a = await node('node-a', started, (store) => afterInsert(store, () => b.adopt()));
   const session = await a.start({ provider: 'claude', engine: 'messages', prompt: 'go' });
   expect(a.liveIds()).toEqual([session.id]);
   expect(b.liveIds()).toEqual([]);
   expect(started).toEqual(['node-a']);
 });
+
+it("a session being started is not adopted by its own node's lease round in the moment after it was stored", async () => {
+  const started: string[] = [];
+  let a: SessionManager | undefined;
+  // A's own lease round (it adopts every active session not live on A) runs right after the row is written.
+  a = await node('node-a', started, (store) => afterInsert(store, () => a!.adopt()));
+  const session = await a.start({ provider: 'claude', engine: 'messages', prompt: 'go' });
+  expect(a.liveIds()).toEqual([session.id]);
+  expect(started).toEqual(['node-a']);
+});
+
+it('two adopt() calls at once on one node resume a session once', async () => {
+  const started: string[] = [];
+  // Both calls read the active sessions before either goes on.
+  let arrived = 0;
+  let bothArrived = () => {};
+  const barrier = new Promise<void>((resolve) => (bothArrived = resolve));
+  const a = await node('node-a', started, (store) =>
+    new Proxy(store, {
+      get(target, name, receiver) {
+        if (name !== 'active') return Reflect.get(target, name, receiver);
+        return async () => {
+          const found = await target.active();
+          if (++arrived === 2) bothArrived();
+          await barrier;
+          return found;
+        };
+      },
+    }),
+  );
+  const session = await a.start({ provider: 'claude', engine: 'messages', prompt: 'go' });
+  // As after a restart: the session is stored and running, and no runner of this manager has it.
+  await a.drop(session.id);
+  started.length = 0;
+  // The lease round and a message that finds the session unheld (forwarded()) adopt at once.
+  await Promise.all([a.adopt(), a.adopt()]);
+  expect(a.liveIds()).toEqual([session.id]);
+  expect(started).toEqual(['node-a']);
+});
+
+it('a session being started is counted among the live ones, so the lease round renews its lease meanwhile', async () => {
+  const started: string[] = [];
+  const seen: string[][] = [];
+  let a: SessionManager | undefined;
+  a = await node('node-a', started, (store) => afterInsert(store, async () => void seen.push(a!.liveIds())));
+  const session = await a.start({ provider: 'claude', engine: 'messages', prompt: 'go' });
+  expect(seen).toEqual([[session.id]]);
+});
+
+/** The store, with `then` run right after a session's row is written. */
+function afterInsert(store: AsyncSessionStore, then: () => Promise<void>): AsyncSessionStore {
+  return new Proxy(store, {
+    get(target, name, receiver) {
+      if (name !== 'insert') return Reflect.get(target, name, receiver);
+      return async (...args: Parameters<AsyncSessionStore['insert']>) => {
+        await target.insert(...args);
+        await then();
+      };
+    },
+  });
+}
