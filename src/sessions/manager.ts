@@ -12,7 +12,7 @@ import { providerIdSchema } from './providers.js';
 import { RelayToolbox } from './relay-tool.js';
 import type { Runner, RunnerFactory } from './runner.js';
 import { runnerContext } from './runner-context.js';
-import { CLOSED, SessionBook, stopRunner, type Live } from './session-book.js';
+import { CLOSED, SessionBook, stopRunner, type Launching, type Live } from './session-book.js';
 import { newSession, resumption } from './session-checks.js';
 import type { SessionOwners } from './session-owners.js';
 import { firstTurn, markStuck, runTurn, type TurnDeps } from './turns.js';
@@ -199,11 +199,12 @@ export class SessionManager {
         if (!claim.held) return false;
         mark.held = true;
         try {
-          await this.resume(session, claim.from);
+          await this.resume(session, claim.from, mark);
           return false;
         } catch (err) {
           // One session that cannot be picked up must not keep the relay (or the sessions after it) from starting.
           if (this.closing) return true;
+          mark.held = false;
           await this.drop(session.id);
           await this.giveUp(session.id, `The session could not be resumed after the restart: ${(err as Error)?.message ?? String(err)}`);
           return false;
@@ -224,8 +225,10 @@ export class SessionManager {
     await this.options.owners?.release(id);
   }
 
-  private async resume(session: Session, from: string | undefined): Promise<void> {
+  private async resume(session: Session, from: string | undefined, mark: Launching): Promise<void> {
     const next = resumption(session, this.options.providers[session.provider], from, this.options.owners?.node);
+    // A session that fails here is no longer this node's: not counted as held once it is seen failed.
+    if (next.kind !== 'resume') mark.held = false;
     if (next.kind === 'give-up') return this.giveUp(session.id, next.error);
     if (next.kind === 'fail') {
       await this.book.serial(session.id, () => this.book.update(session.id, { status: 'failed', error: next.error }));

@@ -106,12 +106,24 @@ describe('sessions across nodes', () => {
     try {
       const now = new Date().toISOString();
       const orphan: Session = { id: 's_fromgone0000001', provider: 'claude', engine: 'code', model: 'claude-sonnet-5', status: 'waiting', relayMode: 'autopilot', agentsMayAnswer: false, createdAt: now, updatedAt: now };
+      // The moment a node stores the failure, neither node may still count the session as its own
+      // (the lease round would renew a lease for a session nobody runs).
+      const heldAtFailure: string[][] = [];
+      const unsubscribe = [a, b].map((node) =>
+        node.relay.events.subscribe((name, data) => {
+          const s = data as Session;
+          if (name === 'session.updated' && s.id === orphan.id && s.status === 'failed') heldAtFailure.push([...a.sessions.liveIds(), ...b.sessions.liveIds()]);
+        }),
+      );
       await new PostgresSessionStore(pool).insert(orphan);
       // Its node held the lease and stopped renewing it a moment ago.
       await new PostgresLeases(pool).acquire(`session:${orphan.id}`, 'node-gone', 1);
       const failed = await until(b, orphan.id, (x) => x.status === 'failed', 'the orphan to fail');
       expect(failed.error).toMatch(/^The session ran on node node-gone, which stopped; its code engine keeps its state on that node's disk, so node node-[ab] cannot resume it\. Start it again\.$/);
       expect(a.sessions.liveIds().concat(b.sessions.liveIds())).not.toContain(orphan.id);
+      await waitUntil(() => heldAtFailure.length > 0, 'the failure event');
+      for (const held of heldAtFailure) expect(held).not.toContain(orphan.id);
+      unsubscribe.forEach((stop) => stop());
     } finally {
       await pool.end();
     }
