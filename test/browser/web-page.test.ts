@@ -162,9 +162,10 @@ describe('web page', () => {
 
   it('renders an agent’s markdown safely: code in monospace that scrolls sideways, emphasis, lists, links in a new tab, no raw HTML, no outside image', async () => {
     const outside: string[] = [];
-    page.on('request', (r) => {
+    const notOurs = (r: { url(): string }) => {
       if (!r.url().startsWith(relay.url)) outside.push(r.url());
-    });
+    };
+    page.on('request', notOurs);
     const created = await createCard({
       title: 'Migrate `orders` **now**?',
       questions: [
@@ -202,6 +203,7 @@ describe('web page', () => {
     expect(await card.locator('img, script').count()).toBe(0);
     expect(await text.textContent()).toContain('<img src="https://tracker.example/pixel.png">');
     expect(await card.locator('[data-testid="option"][data-label="Run it"] .option-desc code').textContent()).toBe('pg_dump');
+    page.off('request', notOurs);
     expect(outside).toEqual([]);
     await card.getByTestId('skip').click();
     await statusOf(card, 'skipped');
