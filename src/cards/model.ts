@@ -42,6 +42,24 @@ export const AnsweredBySchema = z.object({
   surface: z.string(),
 });
 
+// Where an answer got to (docs/api.md, "Delivery"). The relay records sent, delivered and
+// undelivered; queued and failed exist only on the page that holds an answer not yet sent.
+export const DeliveryStateSchema = z.enum(['queued', 'sent', 'delivered', 'undelivered', 'failed']);
+/** Who received the answer: the session's runner, an MCP call's response, a long poll, `askrelay ask`. */
+export const DeliveryTargetSchema = z.enum(['session', 'mcp', 'long-poll', 'ask']);
+export const DeliverySchema = z.object({
+  state: DeliveryStateSchema,
+  at: z.string(),
+  to: DeliveryTargetSchema.optional(),
+});
+
+/** An answer the human gave after the card expired or was cancelled; the card keeps its status. */
+export const LateAnswerSchema = z.object({
+  answer: AnswerSchema,
+  answeredBy: AnsweredBySchema,
+  lateAt: z.string(),
+});
+
 export const CardStatusSchema = z.enum(['pending', 'answered', 'skipped', 'expired', 'cancelled']);
 export const RelayModeSchema = z.enum(['autopilot', 'manual']);
 export const LayoutSchema = z.enum(['steps', 'form']);
@@ -65,6 +83,9 @@ export const CardSchema = z.object({
   closedAt: z.string().optional(),
   answer: AnswerSchema.optional(),
   answeredBy: AnsweredBySchema.optional(),
+  lateAnswer: LateAnswerSchema.optional(),
+  /** Where the card's answer (or its late answer) got to; absent while nothing was answered. */
+  delivery: DeliverySchema.optional(),
   /** Who asked: the agent of the card's session, an MCP client, or a person through the API. */
   askedBy: AnsweredBySchema.optional(),
 });
@@ -75,6 +96,10 @@ export type Question = z.infer<typeof QuestionSchema>;
 export type AnswerEntry = z.infer<typeof AnswerEntrySchema>;
 export type Answer = z.infer<typeof AnswerSchema>;
 export type AnsweredBy = z.infer<typeof AnsweredBySchema>;
+export type DeliveryState = z.infer<typeof DeliveryStateSchema>;
+export type DeliveryTarget = z.infer<typeof DeliveryTargetSchema>;
+export type Delivery = z.infer<typeof DeliverySchema>;
+export type LateAnswer = z.infer<typeof LateAnswerSchema>;
 export type CardStatus = z.infer<typeof CardStatusSchema>;
 export type RelayMode = z.infer<typeof RelayModeSchema>;
 export type Layout = z.infer<typeof LayoutSchema>;

@@ -130,7 +130,8 @@ export class Channels {
   listen(): void {
     if (!this.running.length) return;
     this.unsubscribe = this.options.access.relay.events.subscribe((name, data, remote) => {
-      if (name === 'session.updated') return;
+      // A closed card's late answer and delivery change nothing its chat messages show.
+      if (name === 'session.updated' || name === 'card.late' || name === 'card.delivery') return;
       // The node that made the change queues its jobs (and says so: see deliverNow()).
       if (remote) return;
       this.noted.push(data as Card);

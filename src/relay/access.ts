@@ -9,6 +9,7 @@ import { RelayError } from '../errors.js';
 //   session) or an MCP client (sessionId null). It sees the cards of its own session, of
 //   sessions whose human let agents answer (agentsMayAnswer), and of sessions the human let
 //   it watch. A card it may not see does not exist for it (404).
+// - Only the human gives a late answer (to a card that expired or was cancelled).
 // - An agent never answers an approval card (start / watch a session, plan approvals, tool
 //   permissions): 403 human_only, whatever the settings; nor a card of its own session
 //   (403 own_session); nor a card of a session that does not let agents answer (403
@@ -83,9 +84,12 @@ export function canSeeSession(who: Principal, sessionId: string, facts: KnownFac
   return who.kind === 'human' || sessionId === who.sessionId || facts.watches(who.id, sessionId);
 }
 
-/** Why `who` may not answer or skip a card it can see; undefined when it may. */
-export function answerRefusal(who: Principal, card: Card, facts: KnownFacts): RelayError | undefined {
+/** Why `who` may not answer or skip a card it can see (`late`: after it closed); undefined when it may. */
+export function answerRefusal(who: Principal, card: Card, facts: KnownFacts, late = false): RelayError | undefined {
   if (who.kind === 'human') return undefined;
+  if (late) {
+    return new RelayError('human_only', `Card ${card.id} is closed; only the human can give it a late answer.`);
+  }
   if (card.kind === 'approval') {
     return new RelayError('human_only', `Card ${card.id} is an approval; only the human can answer it. Wait for them, or ask them.`);
   }

@@ -19,11 +19,20 @@ function fromCard(card: Card): AuditRecord {
   return { ...base, event: `card.${card.status}`, actor, surface: by?.surface ?? 'relay' };
 }
 
-/** Appends every card event to the log (a change another node made, that node logs); returns the unsubscribe. */
+function lateAnswer(card: Card): AuditRecord {
+  const { answeredBy: by, lateAt } = card.lateAnswer!;
+  return { at: lateAt, cardId: card.id, sessionId: card.sessionId, event: 'card.late_answer', actor: { kind: by.kind, id: by.id }, surface: by.surface };
+}
+
+/**
+ * Appends every change of a card to the log (a change another node made, that node logs):
+ * not where its answer got to (delivery), which is a fact about the waiter, not a decision.
+ * Returns the unsubscribe.
+ */
 export function auditCardEvents(events: RelayEvents, audit: AuditWriter): () => void {
   return events.subscribe((name, data, remote) => {
-    if (name === 'session.updated' || remote) return;
-    audit.enqueue(fromCard(data as Card));
+    if (name === 'session.updated' || name === 'card.delivery' || remote) return;
+    audit.enqueue(name === 'card.late' ? lateAnswer(data as Card) : fromCard(data as Card));
   });
 }
 

@@ -5,7 +5,11 @@ import type { AuditWriter } from '../store/audit-store.js';
 import type { CardFilter } from '../store/store.js';
 import { answerRefusal, answeredBy, canSee, canSeeSession, notVisible, resolveFacts, type AccessFacts, type KnownFacts, type Principal } from './access.js';
 import { auditRefusal } from './audit.js';
-import type { Relay } from './relay.js';
+import type { Relay, WaitOptions } from './relay.js';
+
+interface LateOption {
+  late?: boolean;
+}
 
 // The relay core as one principal sees it: every surface (HTTP routes, the relay tool,
 // MCP) reads and answers cards through here, so the access rules (access.ts) hold
@@ -59,21 +63,25 @@ export class CardAccess {
     return cards.map((card) => answerRefusal(who, card, known));
   }
 
-  async answer(who: Principal, id: string, answer: Answer, idempotencyKey?: string): Promise<Card> {
+  /** `late`: the human's answer to a card that expired or was cancelled (relay.answerLate). */
+  async answer(who: Principal, id: string, answer: Answer, idempotencyKey?: string, { late = false }: LateOption = {}): Promise<Card> {
     // The human may answer any card: relay.answer's own read is the only one.
-    if (who.kind !== 'human') this.check(who, await this.visible(who, id, 'answer'), 'answer');
-    return this.relay.answer(id, answer, { idempotencyKey, by: answeredBy(who) });
+    if (who.kind !== 'human') this.check(who, await this.visible(who, id, 'answer'), 'answer', late);
+    const options = { idempotencyKey, by: answeredBy(who) };
+    return late ? this.relay.answerLate(id, answer, options) : this.relay.answer(id, answer, options);
   }
 
   /** What a person (or agent) typed, read with the plain-text rules (`asText`: as typed words), then answered like answer(). */
-  async reply(who: Principal, id: string, text: string, idempotencyKey?: string, options: ReplyOptions = {}): Promise<Card> {
+  async reply(who: Principal, id: string, text: string, idempotencyKey?: string, options: ReplyOptions & LateOption = {}): Promise<Card> {
     const seen = await this.visible(who, id, 'answer');
-    this.check(who, seen, 'answer');
+    const late = options.late ?? false;
+    this.check(who, seen, 'answer', late);
     const { card } = seen;
     const by = answeredBy(who);
     // A closed card refuses (410) before its text is read; relay.answer says so.
-    if (card.status !== 'pending' && card.status !== 'answered') return this.relay.answer(id, {}, { by });
-    return this.relay.answer(id, parseReply(card, text, options), { idempotencyKey, by });
+    if (card.status !== 'pending' && card.status !== 'answered' && !late) return this.relay.answer(id, {}, { by });
+    const answer = parseReply(card, text, options);
+    return late ? this.relay.answerLate(id, answer, { idempotencyKey, by }) : this.relay.answer(id, answer, { idempotencyKey, by });
   }
 
   async skip(who: Principal, id: string): Promise<Card> {
@@ -81,9 +89,17 @@ export class CardAccess {
     return this.relay.skip(id, answeredBy(who));
   }
 
-  async wait(who: Principal, id: string, timeoutMs: number, signal?: AbortSignal): Promise<Card | undefined> {
+  /**
+   * The long poll: the card once closed (`late`: once it has an answer of any kind), its
+   * answer then counted as delivered to the poller (`client`: which one, e.g. `askrelay ask`).
+   */
+  async wait(who: Principal, id: string, timeoutMs: number, options: WaitOptions & { client?: 'ask' } = {}): Promise<Card | undefined> {
     await this.get(who, id);
-    return this.relay.wait(id, timeoutMs, signal);
+    const card = await this.relay.wait(id, timeoutMs, options);
+    // A poller that does not wait for late answers does not take one it happens to see.
+    const takes = card && (card.status === 'answered' || card.status === 'skipped' || (options.late && card.lateAnswer));
+    if (!card || !takes) return card;
+    return this.relay.delivered(card, options.client ?? 'long-poll').catch(() => card);
   }
 
   /** The card, with the facts it was judged on; refused (404, audited) when `who` may not see it. */
@@ -99,8 +115,8 @@ export class CardAccess {
   }
 
   /** Judged on the same reading of the facts that let `who` see the card. */
-  private check(who: Principal, { card, known }: { card: Card; known: KnownFacts }, action: 'answer' | 'skip'): void {
-    const refused = answerRefusal(who, card, known);
+  private check(who: Principal, { card, known }: { card: Card; known: KnownFacts }, action: 'answer' | 'skip', late = false): void {
+    const refused = answerRefusal(who, card, known, late);
     if (refused) this.refuse(who, card, action, refused);
   }
 

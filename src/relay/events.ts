@@ -7,13 +7,24 @@ import type { Card } from '../cards/model.js';
 // work that must happen once per change (the audit entry, the chat outbox's jobs) is done by
 // the node that made it.
 
+// A closed card changes twice more at most: a late answer (card.late) and its delivery
+// (card.delivery). Clients see both as card.updated (publicName); the relay's own listeners
+// tell them apart (the audit logs the late answer, the push service ignores deliveries).
 export interface RelayEventMap {
   'card.created': Card;
   'card.updated': Card;
+  'card.late': Card;
+  'card.delivery': Card;
   'session.updated': unknown;
 }
 export type RelayEventName = keyof RelayEventMap;
-export const RELAY_EVENT_NAMES: readonly RelayEventName[] = ['card.created', 'card.updated', 'session.updated'];
+export type CardEventName = Exclude<RelayEventName, 'session.updated'>;
+export const RELAY_EVENT_NAMES: readonly RelayEventName[] = ['card.created', 'card.updated', 'card.late', 'card.delivery', 'session.updated'];
+
+/** The name an event goes out under (event streams, the other nodes' clients): the contract's three. */
+export function publicName(name: RelayEventName): 'card.created' | 'card.updated' | 'session.updated' {
+  return name === 'card.late' || name === 'card.delivery' ? 'card.updated' : name;
+}
 
 const RESET = 'relay.reset';
 

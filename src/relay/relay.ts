@@ -1,12 +1,13 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { checkAnswer, sameAnswer } from '../cards/answer.js';
 import { normalizeQuestions, normalizeTitle } from '../cards/draft.js';
-import type { Answer, AnsweredBy, Card, CardDraft, CardStatus } from '../cards/model.js';
+import type { Answer, AnsweredBy, Card, CardDraft, CardStatus, DeliveryTarget } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { AsyncCardStore, CardFilter } from '../store/store.js';
 import { MAX_TIMER_MS, systemClock, type Clock } from './clock.js';
 import { Deadlines } from './deadlines.js';
-import { RelayEvents } from './events.js';
+import { deliveryDue, sentAt, withDelivery, withLateAnswer } from './delivery.js';
+import { RelayEvents, type CardEventName } from './events.js';
 
 // The relay core: the only place cards change. Every change is committed to the store
 // first, then announced (events) and handed to whoever waits on the card. The store may be
@@ -29,6 +30,16 @@ export interface AnswerOptions {
   idempotencyKey?: string;
 }
 
+export interface WaitOptions {
+  signal?: AbortSignal;
+  /** Keep waiting past an expiry or cancellation, for a late answer (`askrelay ask --accept-late`). */
+  late?: boolean;
+}
+
+/** Whether a waiter has what it waits for: the card closed, or (late) an answer of any kind. */
+const waitedFor = (card: Card, late: boolean) =>
+  late ? card.status === 'answered' || card.status === 'skipped' || card.lateAnswer !== undefined : card.status !== 'pending';
+
 const MAX_WAIT_MS = 7 * 24 * 3600 * 1000;
 /** How long after a failed expiry (the store did not take the write) it is tried again. */
 export const EXPIRY_RETRY_MS = 1000;
@@ -48,6 +59,8 @@ export class Relay {
   readonly clock: Clock;
   private readonly waits: RelayOptions['waits'];
   private readonly deadlines: Deadlines;
+  /** When each answer committed here counts as undelivered if nobody took it (delivery.ts). */
+  private readonly dues: Deadlines;
   private readonly waiters = new Map<string, Set<(card: Card) => void>>();
   /** Set by stop(): the store may be closed, so a failed expiry is not tried again. */
   private stopped = false;
@@ -61,6 +74,10 @@ export class Relay {
     // away) is tried again a little later, rather than leaving the card open past its deadline.
     this.deadlines = new Deadlines(this.clock, (ids) =>
       ids.forEach((id) => void this.expire(id).catch(() => this.stopped || this.deadlines.add(id, this.clock.now() + EXPIRY_RETRY_MS))),
+    );
+    // Held in memory only: after a restart, the first read of such a card notices (settleIfDue).
+    this.dues = new Deadlines(this.clock, (ids) =>
+      ids.forEach((id) => void this.undeliverIfDue(id).catch(() => this.stopped || this.dues.add(id, this.clock.now() + EXPIRY_RETRY_MS))),
     );
   }
 
@@ -81,6 +98,7 @@ export class Relay {
   stop(): void {
     this.stopped = true;
     this.deadlines.clear();
+    this.dues.clear();
   }
 
   /**
@@ -88,9 +106,10 @@ export class Relay {
    * deadline is kept here too, so the card expires on time whichever nodes are alive (each
    * node tries, the store's compare-and-set lets one win), and whoever waits here is told.
    */
-  hear(name: 'card.created' | 'card.updated', card: Card): void {
+  hear(name: CardEventName, card: Card): void {
     if (card.status === 'pending') this.deadlines.add(card.id, Date.parse(card.expiresAt));
     else this.deadlines.remove(card.id);
+    if (card.delivery?.state !== 'sent') this.dues.remove(card.id);
     this.events.emit(name, card, true);
     if (card.status !== 'pending') this.release(card);
   }
@@ -162,11 +181,11 @@ export class Relay {
 
   async find(id: string): Promise<Card | undefined> {
     const card = await this.store.getCard(id);
-    return card && this.expireIfDue(card);
+    return card && this.settleIfDue(card);
   }
 
   async list(filter: CardFilter = {}): Promise<Card[]> {
-    const cards = await Promise.all((await this.store.listCards(filter)).map((card) => this.expireIfDue(card)));
+    const cards = await Promise.all((await this.store.listCards(filter)).map((card) => this.settleIfDue(card)));
     return filter.status ? cards.filter((card) => card.status === filter.status) : cards;
   }
 
@@ -187,6 +206,44 @@ export class Relay {
     return this.judgeLateAnswer(result.card, canonical, options.idempotencyKey);
   }
 
+  /**
+   * The human's answer to a card that expired or was cancelled, kept as its lateAnswer (the
+   * card keeps its status) and handed to whoever still waits for it. A card still open (or
+   * answered) takes it as an ordinary answer.
+   */
+  async answerLate(id: string, answer: Answer, options: AnswerOptions = {}): Promise<Card> {
+    const card = await this.get(id);
+    if (card.status === 'pending' || card.status === 'answered') return this.answer(id, answer, options);
+    const canonical = checkAnswer(card, answer);
+    const at = new Date(this.clock.now()).toISOString();
+    const result = await this.store.amendCard(id, (current) => withLateAnswer(current, canonical, options.by ?? HUMAN_API, at));
+    if (!result) throw new RelayError('not_found', `No card "${id}".`);
+    if (result.changed) await this.changed('card.late', result.card);
+    return result.card;
+  }
+
+  /**
+   * Whoever waited for the card's answer (or late answer) received it; `to` says who. Told
+   * after the fact and never fails its caller: a delivery that cannot be stored is only not shown.
+   */
+  async delivered(card: Card, to: DeliveryTarget): Promise<Card> {
+    if (!card.delivery || card.delivery.state === 'delivered') return card;
+    const at = new Date(this.clock.now()).toISOString();
+    const result = await this.store.amendCard(card.id, (current) => withDelivery(current, 'delivered', at, to));
+    if (!result?.changed) return result?.card ?? card;
+    await this.changed('card.delivery', result.card);
+    return result.card;
+  }
+
+  /** A late answer of a session that ended before it could be handed over: nobody will take it. */
+  async undelivered(card: Card): Promise<Card> {
+    const at = new Date(this.clock.now()).toISOString();
+    const result = await this.store.amendCard(card.id, (current) => withDelivery(current, 'undelivered', at));
+    if (!result?.changed) return result?.card ?? card;
+    await this.changed('card.delivery', result.card);
+    return result.card;
+  }
+
   async skip(id: string, by: AnsweredBy = HUMAN_API): Promise<Card> {
     const card = await this.get(id);
     if (card.status === 'skipped') return card;
@@ -202,8 +259,8 @@ export class Relay {
     return card.status === 'pending' ? (await this.close(id, { status: 'cancelled' })).card : card;
   }
 
-  /** Resolves with the card once it is no longer pending, or undefined after timeoutMs. */
-  wait(id: string, timeoutMs: number, signal?: AbortSignal): Promise<Card | undefined> {
+  /** Resolves with the card once it is no longer pending (or, `late`, has an answer), or undefined after timeoutMs. */
+  wait(id: string, timeoutMs: number, { signal, late = false }: WaitOptions = {}): Promise<Card | undefined> {
     // The waiter is in place before the card is read: a close committed while the read is
     // on its way still reaches it.
     return new Promise((resolve, reject) => {
@@ -220,14 +277,14 @@ export class Relay {
         if (error !== undefined) reject(error);
         else resolve(result);
       };
-      const settle = (closed: Card) => done(closed);
+      const settle = (closed: Card) => waitedFor(closed, late) && done(closed);
       const onAbort = () => done(undefined);
       const timer = this.clock.setTimer(() => done(undefined), timeoutMs);
       set.add(settle);
       signal?.addEventListener('abort', onAbort, { once: true });
       if (signal?.aborted) return onAbort(); // an abort event that came before the listener
       this.get(id).then(
-        (card) => card.status !== 'pending' && done(card),
+        (card) => waitedFor(card, late) && done(card),
         (err: unknown) => done(undefined, err),
       );
     });
@@ -243,7 +300,7 @@ export class Relay {
       const card = await this.get(id);
       if (card.status !== 'pending' || signal?.aborted) return card;
       const left = Date.parse(card.expiresAt) - this.clock.now();
-      await this.wait(id, Math.min(Math.max(left, 0) + 50, MAX_TIMER_MS), signal);
+      await this.wait(id, Math.min(Math.max(left, 0) + 50, MAX_TIMER_MS), { signal });
     }
   }
 
@@ -261,10 +318,19 @@ export class Relay {
     if (card?.status === 'pending') await this.close(id, { status: 'expired' });
   }
 
-  /** Reads can notice a deadline before the timer does (a busy loop, a slow timer). */
-  private async expireIfDue(card: Card): Promise<Card> {
-    if (card.status !== 'pending' || Date.parse(card.expiresAt) > this.clock.now()) return card;
-    return (await this.close(card.id, { status: 'expired' })).card;
+  /**
+   * Reads can notice a deadline before the timer does (a busy loop, a slow timer), and a
+   * delivery's after a restart (its timer was held in memory).
+   */
+  private async settleIfDue(card: Card): Promise<Card> {
+    const now = this.clock.now();
+    if (card.status === 'pending') return Date.parse(card.expiresAt) > now ? card : (await this.close(card.id, { status: 'expired' })).card;
+    return (deliveryDue(card) ?? Infinity) > now ? card : this.undelivered(card);
+  }
+
+  private async undeliverIfDue(id: string): Promise<void> {
+    const card = await this.store.getCard(id);
+    if (card) await this.settleIfDue(card);
   }
 
   private async close(
@@ -272,14 +338,29 @@ export class Relay {
     fields: { status: Exclude<CardStatus, 'pending'>; answer?: Answer; answeredBy?: AnsweredBy; idempotencyKey?: string },
   ) {
     const closedAt = fields.status === 'expired' ? undefined : new Date(this.clock.now()).toISOString();
-    const result = await this.store.closeCard(id, { ...fields, closedAt: closedAt ?? (await this.expiredAt(id)) });
+    // An answer (or a skip, which the agent is told too) starts out sent, in the same write.
+    const answered = fields.status === 'answered' || fields.status === 'skipped';
+    const result = await this.store.closeCard(id, {
+      ...fields,
+      closedAt: closedAt ?? (await this.expiredAt(id)),
+      ...(answered && closedAt ? { delivery: sentAt(closedAt) } : {}),
+    });
     if (!result) throw new RelayError('not_found', `No card "${id}".`);
     if (result.changed) {
       this.deadlines.remove(id);
-      this.announce(result.card);
-      await this.events.carried();
+      await this.changed('card.updated', result.card);
     }
     return result;
+  }
+
+  /** A committed change: its delivery's due time kept, then told to listeners, waiters and the other nodes. */
+  private async changed(name: CardEventName, card: Card): Promise<void> {
+    const due = deliveryDue(card);
+    if (due !== undefined) this.dues.add(card.id, due);
+    else this.dues.remove(card.id);
+    this.events.emit(name, card);
+    this.release(card);
+    await this.events.carried();
   }
 
   private async expiredAt(id: string): Promise<string> {

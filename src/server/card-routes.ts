@@ -6,9 +6,13 @@ import type { CardAccess } from '../relay/card-access.js';
 import type { AuthEnv } from './auth.js';
 import { readJson } from './http.js';
 
-const AnswerBodySchema = z.object({ answers: AnswerSchema });
+// `late`: the human answers a card that expired or was cancelled (docs/api.md, "Late answers").
+const AnswerBodySchema = z.object({ answers: AnswerSchema, late: z.boolean().optional() });
 // `asText`: the person marked the reply as typed words, never options (docs/api.md).
-const ReplyBodySchema = z.object({ text: z.string(), asText: z.boolean().optional() });
+const ReplyBodySchema = z.object({ text: z.string(), asText: z.boolean().optional(), late: z.boolean().optional() });
+const FLAG = z.enum(['1', 'true', '0', 'false']).transform((v) => v === '1' || v === 'true');
+// `late`: wait past an expiry for a late answer; `client=ask`: the poller is `askrelay ask` (its delivery says so).
+const WaitQuerySchema = z.object({ late: FLAG.optional(), client: z.enum(['ask']).optional() });
 const ListQuerySchema = z.object({
   status: CardStatusSchema.optional(),
   sessionId: z.string().min(1).optional(),
@@ -63,7 +67,7 @@ export function cardRoutes(access: CardAccess) {
       await access.get(who, id, 'answer'); // an unknown card is 404 before anything about the body
       throw err;
     });
-    return c.json(await access.answer(who, id, body.answers, idempotencyKey(c.req.header('idempotency-key'))));
+    return c.json(await access.answer(who, id, body.answers, idempotencyKey(c.req.header('idempotency-key')), { late: body.late }));
   });
 
   // What a person typed, read with the plain-text rules (reply-parser.ts), then answered
@@ -75,7 +79,7 @@ export function cardRoutes(access: CardAccess) {
       await access.get(who, id, 'answer'); // an unknown card is 404 before anything about the body
       throw err;
     });
-    return c.json(await access.reply(who, id, body.text, idempotencyKey(c.req.header('idempotency-key')), { asText: body.asText }));
+    return c.json(await access.reply(who, id, body.text, idempotencyKey(c.req.header('idempotency-key')), { asText: body.asText, late: body.late }));
   });
 
   app.post('/:id/skip', async (c) => c.json(await access.skip(c.get('principal'), c.req.param('id'))));
@@ -83,7 +87,9 @@ export function cardRoutes(access: CardAccess) {
   app.get('/:id/wait', async (c) => {
     const id = c.req.param('id');
     const seconds = waitTimeout(c.req.query('timeout'));
-    const card = await access.wait(c.get('principal'), id, seconds * 1000, c.req.raw.signal);
+    const query = WaitQuerySchema.safeParse({ late: c.req.query('late'), client: c.req.query('client') });
+    if (!query.success) throw new RelayError('invalid_request', 'late takes 1, true, 0 or false; client takes "ask".');
+    const card = await access.wait(c.get('principal'), id, seconds * 1000, { signal: c.req.raw.signal, ...query.data });
     return card ? c.json(card) : c.body(null, 204);
   });
 

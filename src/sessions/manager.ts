@@ -11,6 +11,7 @@ import { startSessionSchema, type Session, type StartSession } from './model.js'
 import { providerIdSchema } from './providers.js';
 import { RelayToolbox } from './relay-tool.js';
 import type { Runner, RunnerFactory } from './runner.js';
+import { LateAnswers } from './late-answers.js';
 import { runnerContext } from './runner-context.js';
 import { CLOSED, SessionBook, stopRunner, type Launching, type Live } from './session-book.js';
 import { newSession, resumption } from './session-checks.js';
@@ -55,6 +56,8 @@ export class SessionManager {
   private readonly live: Map<string, Live>;
   private readonly turns: TurnDeps;
   private readonly warn: (line: string) => void;
+  private readonly late: LateAnswers;
+  private readonly stopLate: () => void;
   private closing = false;
   readonly toolbox?: RelayToolbox;
   /** A start request as POST /api/sessions takes it, the provider one of this relay's. */
@@ -70,7 +73,9 @@ export class SessionManager {
     this.warn = options.log ?? ((line) => console.warn(line));
     this.book = new SessionBook({ relay: options.relay, store: options.store, clock: this.clock, warn: this.warn });
     this.live = this.book.live;
-    this.turns = { book: this.book, clock: this.clock, ...(options.owners ? { owners: options.owners } : {}) };
+    this.turns = { book: this.book, clock: this.clock, afterTurn: (id) => this.late.offer(id), ...(options.owners ? { owners: options.owners } : {}) };
+    this.late = new LateAnswers(options.relay, this.book, () => this.turns);
+    this.stopLate = this.late.listen();
     const providerIds = Object.keys(options.providers);
     this.startSchema = startSessionSchema(providerIdSchema(providerIds));
     if (options.access) this.toolbox = new RelayToolbox(options.access, this, providerIds);
@@ -235,7 +240,9 @@ export class SessionManager {
       return this.options.owners?.release(session.id);
     }
     const live = await this.launch(session, next.factory);
-    if (!live || session.status === 'idle') return;
+    if (!live) return;
+    // An idle session takes a late answer that came while no node ran it.
+    if (session.status === 'idle') return this.late.offer(session.id);
     const prompt = (await this.options.store.transcript(session.id)).find((e) => e.role === 'user')?.text ?? '';
     await this.book.serial(session.id, () => firstTurn(this.turns, session.id, live, () => live.runner.start(prompt, true)));
   }
@@ -269,6 +276,7 @@ export class SessionManager {
 
   async close(): Promise<void> {
     this.closing = true;
+    this.stopLate();
     if (this.watchdog) clearInterval(this.watchdog);
     const lives = [...this.live.values()];
     this.live.clear();

@@ -70,7 +70,10 @@ export function runnerContext(deps: RunnerContextDeps, { session, live, token, s
       live.asking += 1;
       book.background(id, 'its status', () => book.setStatus(id, 'waiting'));
       try {
-        return await relay.settle(card.id, live.controller.signal);
+        const closed = await relay.settle(card.id, live.controller.signal);
+        // The runner turns it into the tool result its model reads next: delivered to the session.
+        if (closed.delivery) void relay.delivered(closed, 'session').catch(() => {});
+        return closed;
       } finally {
         live.asking -= 1;
         book.touch(id);

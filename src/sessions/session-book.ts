@@ -1,5 +1,6 @@
 import { RelayError } from '../errors.js';
 import type { Clock } from '../relay/clock.js';
+import { lateForSession } from '../relay/delivery.js';
 import type { Relay } from '../relay/relay.js';
 import type { AsyncSessionStore, SessionPatch } from '../store/session-store.js';
 import type { Session, SessionStatus, TranscriptEntry } from './model.js';
@@ -151,10 +152,16 @@ export class SessionBook {
     await this.update(id, {});
   }
 
-  /** Cancels the session's pending cards: no runner will read their answers. */
+  /**
+   * Cancels the session's pending cards: no runner will read their answers; nor the late
+   * answers still waiting for a turn to end, which stay undelivered.
+   */
   async cancelPending(id: string): Promise<void> {
     const { relay } = this.options;
-    for (const card of await relay.list({ sessionId: id, status: 'pending' })) await relay.cancel(card.id);
+    for (const card of await relay.list({ sessionId: id })) {
+      if (card.status === 'pending') await relay.cancel(card.id);
+      else if (lateForSession(card)) await relay.undelivered(card);
+    }
   }
 }
 

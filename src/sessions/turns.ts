@@ -10,16 +10,20 @@ export interface TurnDeps {
   book: SessionBook;
   clock: Clock;
   owners?: SessionOwners;
+  /** Told when a turn ended with the session idle (late answers wait for it: late-answers.ts). */
+  afterTurn?: (id: string) => void;
 }
 
 /** Marks the session running and starts the turn (in the session's queue: book.serial()). */
-export async function runTurn({ book, clock, owners }: TurnDeps, id: string, turn: () => Promise<void>): Promise<void> {
+export async function runTurn({ book, clock, owners, afterTurn }: TurnDeps, id: string, turn: () => Promise<void>): Promise<void> {
   const live = book.live.get(id);
   if (live) live.lastActivity = clock.now();
   await book.setStatus(id, 'running');
   turn().then(
     () => book.background(id, 'its status', async () => {
-      if (await book.isLive(id)) await book.setStatus(id, 'idle');
+      if (!(await book.isLive(id))) return;
+      await book.setStatus(id, 'idle');
+      afterTurn?.(id);
     }),
     (err: unknown) =>
       book.background(id, 'its status', async () => {

@@ -20,6 +20,8 @@ export const AuditEventSchema = z.enum([
   'card.skipped',
   'card.expired',
   'card.cancelled',
+  /** The human answered a card after it expired or was cancelled. */
+  'card.late_answer',
   'card.refused',
   'session.permission',
   /** The relay keys the log from this entry on (its first start with an audit key, or a new key). */

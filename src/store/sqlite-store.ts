@@ -86,6 +86,7 @@ export class SqliteStore implements CardStore {
       update: db.prepare(
         `UPDATE cards SET status = @status, answer_key = @key, data = @data WHERE id = @id AND status = 'pending'`,
       ),
+      amend: db.prepare(`UPDATE cards SET data = @data WHERE id = @id`),
       expire: db.prepare(
         `UPDATE cards SET status = 'expired',
            data = json_set(data, '$.status', 'expired', '$.closedAt', strftime('%Y-%m-%dT%H:%M:%fZ', expires_at / 1000.0, 'unixepoch'))
@@ -143,6 +144,19 @@ export class SqliteStore implements CardStore {
         const { idempotencyKey, ...fields } = close;
         const card: Card = { ...current, ...fields };
         this.stmt.update.run({ id, status: card.status, key: idempotencyKey ?? null, data: JSON.stringify(card) });
+        return { changed: true, card };
+      })
+      .immediate();
+  }
+
+  amendCard(id: string, change: (card: Card) => Card | undefined): CloseResult | undefined {
+    return this.db
+      .transaction((): CloseResult | undefined => {
+        const current = this.getCard(id);
+        if (!current) return undefined;
+        const card = change(current);
+        if (!card) return { changed: false, card: current };
+        this.stmt.amend.run({ id, data: JSON.stringify(card) });
         return { changed: true, card };
       })
       .immediate();

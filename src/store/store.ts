@@ -1,4 +1,4 @@
-import type { Answer, AnsweredBy, Card, CardStatus } from '../cards/model.js';
+import type { Answer, AnsweredBy, Card, CardStatus, Delivery } from '../cards/model.js';
 
 // Storage behind one interface. The relay core only ever changes a card through
 // closeCard, an atomic compare-and-set on "still pending": whoever commits first wins,
@@ -17,6 +17,7 @@ export interface CardClose {
   closedAt: string;
   answer?: Answer;
   answeredBy?: AnsweredBy;
+  delivery?: Delivery;
   idempotencyKey?: string;
 }
 
@@ -36,6 +37,13 @@ export interface CardStore {
   getCard(id: string): Card | undefined;
   listCards(filter?: CardFilter): Card[];
   closeCard(id: string, close: CardClose): CloseResult | undefined;
+  /**
+   * Changes a closed card (its late answer, its delivery): `change` gets the card as stored and
+   * returns the new one, or undefined to leave it as it is. Atomic against every other writer,
+   * on this node or another: a change computed from a card that changed meanwhile is computed
+   * again from the new one.
+   */
+  amendCard(id: string, change: (card: Card) => Card | undefined): CloseResult | undefined;
   /** The Idempotency-Key that came with a card's winning answer. */
   answerKey(id: string): string | undefined;
   /** Expires every pending card whose deadline is at or before `now`, in one transaction. */
@@ -61,6 +69,7 @@ export function asyncCards(store: CardStore): AsyncCardStore {
     getCard: async (id) => store.getCard(id),
     listCards: async (filter) => store.listCards(filter),
     closeCard: async (id, close) => store.closeCard(id, close),
+    amendCard: async (id, change) => store.amendCard(id, change),
     answerKey: async (id) => store.answerKey(id),
     expireOverdue: async (now) => store.expireOverdue(now),
     pendingDeadlines: async () => store.pendingDeadlines(),

@@ -238,7 +238,7 @@ describe('skip, cancel and wait', () => {
     clock.advance(5000);
     expect(await timedOut).toBeUndefined();
     const controller = new AbortController();
-    const aborted = relay.wait(card.id, HOUR, controller.signal);
+    const aborted = relay.wait(card.id, HOUR, { signal: controller.signal });
     await settled();
     controller.abort();
     expect(await aborted).toBeUndefined();

@@ -76,6 +76,28 @@ for (const [name, open] of Object.entries(STORES)) {
       expect((await h.store.getCard('c_race'))!.answer).toEqual(winners[0]!.card.answer);
     });
 
+    it('amends a card as it is stored; a change that returns nothing leaves it; an unknown card is undefined', async () => {
+      await h.store.insertCard(card('c_1'));
+      await h.store.closeCard('c_1', { status: 'expired', closedAt: '2026-11-30T12:05:00.000Z' });
+      const seen: Card[] = [];
+      const amended = await h.store.amendCard('c_1', (c) => (seen.push(c), { ...c, title: 'amended' }));
+      expect(seen[0]).toMatchObject({ id: 'c_1', status: 'expired' });
+      expect(amended).toMatchObject({ changed: true, card: { status: 'expired', title: 'amended' } });
+      expect(await h.store.getCard('c_1')).toEqual(amended!.card);
+      expect(await h.store.amendCard('c_1', () => undefined)).toEqual({ changed: false, card: amended!.card });
+      expect(await h.store.amendCard('c_none', (c) => c)).toBeUndefined();
+    });
+
+    it('loses no change when 20 handles amend one card at once: each is made again from what the others stored', async () => {
+      await h.store.insertCard(card('c_race'));
+      const handles = [h.store, ...(await Promise.all(Array.from({ length: 3 }, () => h.other())))];
+      await Promise.all(
+        Array.from({ length: 20 }, (_, i) => handles[i % handles.length].amendCard('c_race', (c) => ({ ...c, title: `${c.title ?? ''}[${i}]` }))),
+      );
+      const title = (await h.store.getCard('c_race'))!.title!;
+      expect(title.match(/\[\d+\]/g)!.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `[${i}]`).sort());
+    });
+
     it('expires the overdue pending cards once, at their deadline, and leaves the rest', async () => {
       await h.store.insertCard(card('c_due', { expiresAt: '2026-11-30T12:10:00.000Z' }));
       await h.store.insertCard(card('c_later', { expiresAt: '2026-11-30T13:00:00.000Z' }));

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { AskDialect } from '../../cards/ask-dialect.js';
 import type { AnsweredBy, Card, CardDraft } from '../../cards/model.js';
 import { RelayError } from '../../errors.js';
+import { asAnswered } from '../../relay/delivery.js';
 import type { Relay } from '../../relay/relay.js';
 import type { AsyncCallStore } from '../../store/call-store.js';
 
@@ -18,6 +19,9 @@ import type { AsyncCallStore } from '../../store/call-store.js';
 // away and whose result nobody has received yet. A card that another live call waits on is
 // never taken by an identical question from someone else. Calls re-attach only within their
 // family: one dialect's ask_user, or the relay tool on one route.
+//
+// A card that closed without an answer while its client was away and was then given a late
+// answer hands that answer to the re-sent call, as if it had come in time.
 
 export interface CallTiming {
   /** How often a progress notification goes out while the card waits (client sent a progressToken). */
@@ -136,17 +140,19 @@ export class CallWaits {
       else this.cancelLater(card.id);
     }
     if (card.status === 'pending') return card;
+    const closed = card;
     const cardId = card.id;
     void (call.delivered ?? Promise.resolve(true))
       .then((written) => {
         if (!written) return;
+        void this.relay.delivered(closed, 'mcp').catch(() => {});
         const storing = this.calls.delivered(cardId, this.relay.now());
         this.handing.set(cardId, storing);
         return storing.finally(() => this.handing.get(cardId) === storing && this.handing.delete(cardId));
       })
       // The store closed meanwhile (shutdown): the record stays open, which only costs a re-ask.
       .catch(() => {});
-    return card;
+    return asAnswered(card);
   }
 
   /** An earlier call's card this call takes over, if any (see the top of this file). */
@@ -160,7 +166,10 @@ export class CallWaits {
       const handing = this.handing.get(cardId);
       if (handing && (await handing.then(() => true, () => false))) continue;
       const card = await this.relay.find(cardId);
-      if (!card || card.status === 'cancelled') continue;
+      if (!card) continue;
+      // A late answer its client never received is handed over however late it comes back.
+      if (card.lateAnswer && card.delivery?.state !== 'delivered') return card;
+      if (card.status === 'cancelled') continue;
       // A card closed while its client was away is handed over within the grace; a question
       // asked again much later is asked again.
       if (card.status === 'pending' || this.relay.now() - Date.parse(card.closedAt ?? '') <= this.timing.reattachGraceMs) return card;

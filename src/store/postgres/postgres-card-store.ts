@@ -3,11 +3,15 @@ import type { Card } from '../../cards/model.js';
 import type { AsyncCardStore, CardClose, CardFilter, CloseResult, PendingDeadline } from '../store.js';
 
 // The cards in PostgreSQL, with the SQLite store's semantics (src/store/sqlite-store.ts).
-// A card changes only through closeCard: an UPDATE … WHERE status = 'pending' is the
+// A pending card changes only through closeCard: an UPDATE … WHERE status = 'pending' is the
 // compare-and-set, so whichever node commits first wins and every other sees changed:false
-// with the winner's card. The card's JSON is kept as text, exactly as the relay wrote it.
+// with the winner's card. A closed card changes through amendCard (its late answer, its
+// delivery), whose compare-and-set is on the whole JSON text: it is kept as text, exactly as
+// the relay wrote it.
 
 const parse = (data: string) => JSON.parse(data) as Card;
+/** Rivals amending one card at once each win in turn; this many lost rounds in a row is a fault. */
+const AMEND_ROUNDS = 20;
 
 export class PostgresCardStore implements AsyncCardStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -56,6 +60,19 @@ export class PostgresCardStore implements AsyncCardStore {
     ]);
     if (updated.rowCount === 1) return { changed: true, card };
     return { changed: false, card: (await this.getCard(id))! };
+  }
+
+  async amendCard(id: string, change: (card: Card) => Card | undefined): Promise<CloseResult | undefined> {
+    for (let round = 0; round < AMEND_ROUNDS; round++) {
+      const { rows } = await this.pool.query<{ data: string }>('SELECT data FROM cards WHERE id = $1', [id]);
+      if (!rows[0]) return undefined;
+      const current = parse(rows[0].data);
+      const card = change(current);
+      if (!card) return { changed: false, card: current };
+      const updated = await this.pool.query('UPDATE cards SET data = $3 WHERE id = $1 AND data = $2', [id, rows[0].data, JSON.stringify(card)]);
+      if (updated.rowCount === 1) return { changed: true, card };
+    }
+    throw new Error(`card ${id} changed ${AMEND_ROUNDS} times while it was being amended`);
   }
 
   async answerKey(id: string): Promise<string | undefined> {
