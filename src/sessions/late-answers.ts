@@ -27,7 +27,9 @@ export function lateMessage(card: Card): string {
   const when = hhmm(card.closedAt ?? card.expiresAt);
   if (card.questions.length === 1) {
     const [q] = card.questions;
-    return sentence(`Late answer to your question "${q.text}" (it ${how} at ${when}; you went on without it): ${entryText(late.answer[q.id])}`);
+    // An approval's question is the relay's long account of the request; its title names it.
+    const asked = card.kind === 'approval' ? `request "${card.title ?? q.header ?? q.text}"` : `question "${q.text}"`;
+    return sentence(`Late answer to your ${asked} (it ${how} at ${when}; you went on without it): ${entryText(late.answer[q.id])}`);
   }
   const lines = card.questions.map((q) => `"${q.text}": ${entryText(late.answer[q.id])}`);
   return [`Late answers to your questions (they ${how === 'expired' ? 'expired' : 'were cancelled'} at ${when}; you went on without them):`, ...lines].join('\n');

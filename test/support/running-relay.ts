@@ -24,9 +24,9 @@ export async function startTestRelay(env: Record<string, string> = {}, dataDir?:
   return startOneRelay(env, dataDir, port, extra);
 }
 
-/** startTestRelay on a clock of its own, set to now: its time moves only when the test advances it. */
-export async function startRelayWithClock(env: Record<string, string> = {}, dataDir?: string, port = '0'): Promise<{ relay: TestRelay; clock: FakeClock }> {
-  const clock = new FakeClock(Date.now());
+/** startTestRelay on a clock of its own, set to now (or `at`): its time moves only when the test advances it. */
+export async function startRelayWithClock(env: Record<string, string> = {}, dataDir?: string, port = '0', at = Date.now()): Promise<{ relay: TestRelay; clock: FakeClock }> {
+  const clock = new FakeClock(at);
   return { relay: await startTestRelay(env, dataDir, port, { clock }), clock };
 }
 
