@@ -84,3 +84,13 @@ export function sameAnswer(a: Answer, b: Answer): boolean {
     );
   });
 }
+
+/**
+ * The card as its asker reads a late answer: answered with it. What an MCP client that re-sends
+ * its call gets (through its dialect's usual result), and what `askrelay ask --accept-late` prints.
+ */
+export function asAnswered(card: Card): Card {
+  if (!card.lateAnswer) return card;
+  const { answer, answeredBy, lateAt } = card.lateAnswer;
+  return { ...card, status: 'answered', answer, answeredBy, closedAt: lateAt };
+}

@@ -1,16 +1,17 @@
 import { parseArgs } from 'node:util';
+import { asAnswered } from '../cards/answer.js';
 import type { Answer, Card, Question } from '../cards/model.js';
 import { questionList } from '../cards/near-miss.js';
 import { parseReply } from '../cards/reply-parser.js';
 import { RelayError } from '../errors.js';
 import { readValues } from './answer-values.js';
-import { RelayClient, findRelay } from './client.js';
+import { ApiError, RelayClient, findRelay } from './client.js';
 import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags } from './flags.js';
-import { answerText } from './format.js';
+import { answerText, deliveryText } from './format.js';
 
 export const ANSWER_HELP = `askrelay answer — answer a card
 
-Usage: askrelay answer <card-id> <value>... [--text T] [--json] [--url URL]
+Usage: askrelay answer <card-id> <value>... [--text T] [--late] [--json] [--url URL]
        askrelay answer <card-id> <line>... [--json]            (several questions)
        askrelay answer <card-id> --answer <question>=<value> [--answer ...] [--json]
 
@@ -26,9 +27,13 @@ Usage: askrelay answer <card-id> <value>... [--text T] [--json] [--url URL]
                    as words, never as an option ("--text 7" sends the text 7)
   --answer Q=V     the answer to question Q (its id, header or number); V is read like
                    a value. Repeat for each question.
+  --late           answer a card that expired or was cancelled: the relay keeps it
+                   as the card's late answer and hands it to the agent if it still
+                   can (a session the relay runs gets it when its turn ends)
   --json           print the answered card as JSON
 
-Prints "Answered <id>: <answer>". Exit status 0 when the relay took the answer
+Prints "Answered <id>: <answer>" ("Answered <id> late: …" with --late, and where
+the answer got to). Exit status 0 when the relay took the answer
 (sending the same answer again is fine), 1 otherwise with the relay's reason.
 
 ${CLIENT_ENV_HELP}`;
@@ -94,7 +99,7 @@ export async function answerCommand(argv: string[]): Promise<number> {
       args: argv,
       allowPositionals: true,
       strict: true,
-      options: { ...CLIENT_OPTIONS, text: { type: 'string' }, answer: { type: 'string', short: 'a', multiple: true } },
+      options: { ...CLIENT_OPTIONS, text: { type: 'string' }, answer: { type: 'string', short: 'a', multiple: true }, late: { type: 'boolean' } },
     }),
   );
   if (values.help) {
@@ -105,12 +110,22 @@ export async function answerCommand(argv: string[]): Promise<number> {
   if (!id) throw new UsageError('give the card id and the answer: askrelay answer <card-id> <value>... (see --help).');
   const client = new RelayClient(findRelay(values.url));
   const card = await client.getCard(id);
-  const answered = await client.answer(card.id, withTextHint(card, () => buildAnswer(card, rest, values.text, values.answer ?? []), rest));
+  const late = values.late ?? false;
+  const answer = withTextHint(card, () => buildAnswer(card, rest, values.text, values.answer ?? []), rest);
+  const answered = await client.answer(card.id, answer, { late }).catch((err: unknown) => {
+    if (!late && err instanceof ApiError && err.code === 'card_closed' && (card.status === 'expired' || card.status === 'cancelled')) {
+      throw new ApiError(err.status, err.code, `${err.message} To answer it anyway, add --late.`, err.body);
+    }
+    throw err;
+  });
   if (values.json) {
     console.log(JSON.stringify(answered, null, 2));
-  } else {
-    const text = answerText(answered);
-    console.log(answered.questions.length === 1 ? `Answered ${answered.id}: ${text}` : `Answered ${answered.id}:\n${text.replace(/^/gm, '  ')}`);
+    return 0;
   }
+  const shown = asAnswered(answered);
+  const text = answerText(shown);
+  const head = `Answered ${answered.id}${answered.lateAnswer ? ' late' : ''}`;
+  console.log(shown.questions.length === 1 ? `${head}: ${text}` : `${head}:\n${text.replace(/^/gm, '  ')}`);
+  if (answered.lateAnswer) console.log(`The card ${answered.status === 'expired' ? 'had expired' : 'was cancelled'}; the answer is ${deliveryText(answered)}.`);
   return 0;
 }

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { asAnswered } from '../cards/answer.js';
 import type { Card, CardInput } from '../cards/model.js';
 import { parseDuration } from '../config.js';
 import { RelayClient, findRelay } from './client.js';
@@ -9,7 +10,7 @@ import { waitForCard } from './wait-for-card.js';
 export const ASK_HELP = `askrelay ask — ask a human one question and wait for the answer
 
 Usage: askrelay ask "<question>" [--choice LABEL[=DESCRIPTION]]... [--multi] [--no-free-text]
-                    [--header H] [--title T] [--wait DURATION] [--json] [--url URL]
+                    [--header H] [--title T] [--wait DURATION] [--accept-late] [--json] [--url URL]
 
   --choice, -c LABEL[=DESCRIPTION]
                       an option (repeat for several); no choices means a free-text
@@ -21,13 +22,15 @@ Usage: askrelay ask "<question>" [--choice LABEL[=DESCRIPTION]]... [--multi] [--
   --title T           title of the card
   --wait DURATION     how long the card stays open: 10m, 2h, 90s, 500ms
                       (default: the relay's ASKRELAY_WAIT, 8h)
+  --accept-late       when the card expires (or is cancelled), keep waiting for a
+                      late answer the human gives on it, until one comes or Ctrl+C
   --json              print the closed card as JSON instead of the bare answer
   --url URL           the relay (see below)
 
 Prints the answer: the chosen labels joined with ", ", then any typed text
-(with --json: the whole card, whatever its status). Exit status: 0 answered,
-2 nobody answered (expired, skipped or cancelled; a line on stderr says which),
-1 an error. A relay restart while waiting is survived: the wait resumes.
+(with --json: the whole card, whatever its status). Exit status: 0 answered
+(late, with --accept-late), 2 nobody answered (expired, skipped or cancelled; a
+line on stderr says which), 1 an error. A relay restart while waiting is survived: the wait resumes.
 
 ${CLIENT_ENV_HELP}`;
 
@@ -43,7 +46,7 @@ export function choiceOption(value: string): { label: string; description?: stri
   return description ? { label, description } : { label };
 }
 
-function cardInput(argv: string[]): { input: CardInput; json: boolean; url?: string } | undefined {
+function cardInput(argv: string[]): { input: CardInput; json: boolean; acceptLate: boolean; url?: string } | undefined {
   const { values, positionals } = parseFlags('ask', () =>
     parseArgs({
       args: argv,
@@ -57,6 +60,7 @@ function cardInput(argv: string[]): { input: CardInput; json: boolean; url?: str
         header: { type: 'string' },
         title: { type: 'string' },
         wait: { type: 'string' },
+        'accept-late': { type: 'boolean' },
       },
     }),
   );
@@ -81,6 +85,7 @@ function cardInput(argv: string[]): { input: CardInput; json: boolean; url?: str
   }
   return {
     json: values.json ?? false,
+    acceptLate: values['accept-late'] ?? false,
     url: values.url,
     input: {
       ...(values.title ? { title: values.title } : {}),
@@ -113,11 +118,18 @@ export async function askCommand(argv: string[]): Promise<number> {
   const client = new RelayClient(findRelay(parsed.url));
   const created = await client.createCard(parsed.input);
   console.error(`askrelay ask: waiting for an answer to card ${created.id} (until ${created.expiresAt}); answer it on the relay's page or with "askrelay answer ${created.id} …".`);
-  const card = await waitForCard(client, created, { onTrouble: (message) => console.error(`askrelay ask: ${message}`) });
+  const onTrouble = (message: string) => console.error(`askrelay ask: ${message}`);
+  let card = await waitForCard(client, created, { onTrouble });
+  if (parsed.acceptLate && (card.status === 'expired' || card.status === 'cancelled') && !card.lateAnswer) {
+    console.error(`askrelay ask: ${NOBODY[card.status](card)} Still waiting for a late answer (Ctrl+C to stop).`);
+    card = await waitForCard(client, card, { onTrouble, late: true });
+  }
 
   if (parsed.json) console.log(JSON.stringify(card, null, 2));
-  if (card.status === 'answered') {
-    if (!parsed.json) console.log(answerText(card));
+  // A late answer is the answer to whoever accepts it.
+  const answered = parsed.acceptLate ? asAnswered(card) : card;
+  if (answered.status === 'answered') {
+    if (!parsed.json) console.log(answerText(answered));
     return 0;
   }
   console.error(`askrelay ask: ${(NOBODY[card.status] ?? ((c: Card) => `card ${c.id} is ${c.status}.`))(card)}`);

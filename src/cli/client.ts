@@ -95,8 +95,9 @@ export class RelayClient {
     return this.call('GET', `api/cards/${encodeURIComponent(id)}`) as Promise<Card>;
   }
 
-  answer(id: string, answers: Answer): Promise<Card> {
-    return this.call('POST', `api/cards/${encodeURIComponent(id)}/answer`, { json: { answers } }) as Promise<Card>;
+  /** `late`: the answer to a card that expired or was cancelled, kept as its late answer. */
+  answer(id: string, answers: Answer, { late = false } = {}): Promise<Card> {
+    return this.call('POST', `api/cards/${encodeURIComponent(id)}/answer`, { json: { answers, ...(late ? { late } : {}) } }) as Promise<Card>;
   }
 
   skip(id: string): Promise<Card> {
@@ -113,9 +114,13 @@ export class RelayClient {
     return this.call('GET', 'api/nodes') as Promise<NodeList>;
   }
 
-  /** Long poll: the card once it is no longer pending, or undefined when `seconds` pass first. */
-  async wait(id: string, seconds: number): Promise<Card | undefined> {
-    const path = `api/cards/${encodeURIComponent(id)}/wait?timeout=${seconds}`;
+  /**
+   * Long poll: the card once it is no longer pending (`late`: once it has an answer, a late
+   * one included), or undefined when `seconds` pass first. The relay records the answer as
+   * delivered to `askrelay ask`.
+   */
+  async wait(id: string, seconds: number, { late = false } = {}): Promise<Card | undefined> {
+    const path = `api/cards/${encodeURIComponent(id)}/wait?timeout=${seconds}&client=ask${late ? '&late=1' : ''}`;
     const body = await this.call('GET', path, { timeoutMs: seconds * 1000 + POLL_SLACK_MS });
     return (body ?? undefined) as Card | undefined;
   }

@@ -1,4 +1,4 @@
-import type { AnswerEntry, Card, Question } from '../cards/model.js';
+import type { AnswerEntry, Card, DeliveryState, Question } from '../cards/model.js';
 import { clip, visibleControls } from '../cards/text.js';
 
 export { clip };
@@ -27,9 +27,30 @@ export function durationText(ms: number): string {
   return `${Math.floor(s / 86_400)}d ${Math.floor((s % 86_400) / 3600)}h`;
 }
 
-/** Time left for a pending card, its status otherwise. */
+const DELIVERY: Record<DeliveryState, string> = {
+  queued: 'queued',
+  sent: 'sent (not received yet)',
+  delivered: 'delivered',
+  undelivered: 'not delivered (nobody was waiting for it)',
+  failed: 'not sent',
+};
+
+/** Where a card's answer got to, in words: "delivered to the session", "sent (not received yet)". */
+export function deliveryText(card: Card): string {
+  const delivery = card.delivery;
+  if (!delivery) return 'not answered';
+  const to = delivery.state === 'delivered' && delivery.to ? ` to ${DELIVERED_TO[delivery.to]}` : '';
+  return `${DELIVERY[delivery.state]}${to}`;
+}
+
+const DELIVERED_TO = { session: 'the session', mcp: 'the MCP client', 'long-poll': 'the long poll', ask: 'askrelay ask' } as const;
+
+/** Time left for a pending card; its status otherwise, with where its answer got to. */
 export function leftText(card: Card, now = Date.now()): string {
-  if (card.status !== 'pending') return card.status;
+  if (card.status !== 'pending') {
+    const delivery = card.delivery ? ` · ${card.lateAnswer ? 'late, ' : ''}${card.delivery.state}` : '';
+    return `${card.status}${delivery}`;
+  }
   const ms = Date.parse(card.expiresAt) - now;
   return ms > 0 ? durationText(ms) : 'expiring';
 }

@@ -13,6 +13,8 @@ const MAX_BACKOFF_MS = 2000;
 const GRACE_MS = 2000;
 
 export interface WaitOptions {
+  /** Past the deadline too, until a late answer comes (`askrelay ask --accept-late`): no deadline to give up at. */
+  late?: boolean;
   /** Told once per outage, and again when the relay is back. */
   onTrouble?: (message: string) => void;
   now?: () => number;
@@ -28,18 +30,18 @@ function retryable(err: unknown): boolean {
 export async function waitForCard(client: RelayClient, card: Card, options: WaitOptions = {}): Promise<Card> {
   const now = options.now ?? Date.now;
   const sleep = options.sleep ?? pause;
-  const deadline = Date.parse(card.expiresAt);
+  const deadline = options.late ? Infinity : Date.parse(card.expiresAt);
   let backoff = FIRST_BACKOFF_MS;
   let troubled = false;
   for (;;) {
     const left = deadline - now();
     const seconds = Math.min(MAX_POLL_SECONDS, Math.max(1, Math.ceil(left / 1000) + 1));
     try {
-      const result = await client.wait(card.id, seconds);
+      const result = await client.wait(card.id, seconds, { late: options.late });
       if (troubled) options.onTrouble?.('the relay is back; still waiting.');
       troubled = false;
       backoff = FIRST_BACKOFF_MS;
-      if (result && result.status !== 'pending') return result;
+      if (result && (options.late ? result.status === 'answered' || result.status === 'skipped' || result.lateAnswer : result.status !== 'pending')) return result;
     } catch (err) {
       if (!retryable(err)) throw err;
       const message =
@@ -47,7 +49,7 @@ export async function waitForCard(client: RelayClient, card: Card, options: Wait
       if (now() > deadline + GRACE_MS) {
         throw new Error(`${message} The card ${card.id} expired at ${card.expiresAt} while the relay was away; its outcome is unknown.`);
       }
-      if (!troubled) options.onTrouble?.(`${message} Retrying until the card expires at ${card.expiresAt}.`);
+      if (!troubled) options.onTrouble?.(`${message} ${options.late ? 'Retrying until it is back.' : `Retrying until the card expires at ${card.expiresAt}.`}`);
       troubled = true;
       await sleep(Math.min(backoff, Math.max(0, deadline + GRACE_MS - now())) || 1);
       backoff = Math.min(backoff * 2, MAX_BACKOFF_MS);

@@ -64,13 +64,3 @@ export function withLateAnswer(card: Card, answer: Answer, by: AnsweredBy, at: s
   }
   return { ...card, lateAnswer: { answer, answeredBy: by, lateAt: at }, delivery: sentAt(at) };
 }
-
-/**
- * The card as its asker reads a late answer: answered with it. What an MCP client that re-sends
- * its call gets, through its dialect's usual result.
- */
-export function asAnswered(card: Card): Card {
-  if (!card.lateAnswer) return card;
-  const { answer, answeredBy, lateAt } = card.lateAnswer;
-  return { ...card, status: 'answered', answer, answeredBy, closedAt: lateAt };
-}

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card, CardInput } from '../../src/cards/model.js';
 import { runCli } from '../support/cli.js';
-import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 
 // `askrelay cards`, `askrelay answer` and `askrelay skip` as a person at a terminal runs them.
 
@@ -86,7 +86,7 @@ describe('askrelay cards', { timeout: 60_000 }, () => {
       expect((JSON.parse(json.stdout) as { cards: Card[] }).cards.map((c) => c.id)).toEqual([db.id, form.id]);
 
       const done = await cli(own, ['cards', '--status', 'answered']);
-      expect(done.stdout).toMatch(new RegExp(`${answered.id} +answered +Done\\?`));
+      expect(done.stdout).toMatch(new RegExp(`${answered.id} +answered · sent +Done\\?`));
 
       const all = await cli(own, ['cards', '--status', 'all', '--json']);
       expect((JSON.parse(all.stdout) as { cards: Card[] }).cards).toHaveLength(3);
@@ -233,6 +233,24 @@ describe.concurrent('askrelay answer', { timeout: 60_000 }, () => {
     const none = await run('answer', card.id);
     expect(none.code).toBe(1);
     expect(none.stderr).toContain('askrelay answer: give the answer');
+  });
+
+  it('--late answers a card that expired and says where the answer got to; without it, the refusal says to add --late', async () => {
+    const { relay: own, clock } = await startRelayWithClock();
+    try {
+      const card = await create({ questions: [{ header: 'DB', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }], waitSeconds: 60 }, own);
+      clock.advance(60_000);
+      const refused = await cli(own, ['answer', card.id, '2']);
+      expect(refused).toMatchObject({ code: 1, stderr: 'askrelay answer: The card is expired; it no longer takes answers. To answer it anyway, add --late.\n' });
+      const late = await cli(own, ['answer', card.id, '2', '--late']);
+      expect(late).toMatchObject({ code: 0, stdout: `Answered ${card.id} late: SQLite\nThe card had expired; the answer is sent (not received yet).\n` });
+      const table = await cli(own, ['cards', '--status', 'expired']);
+      expect(table.stdout).toMatch(new RegExp(`${card.id} +expired · late, sent +DB +Which database\\?`));
+      const again = await cli(own, ['answer', card.id, '1', '--late']);
+      expect(again).toMatchObject({ code: 1, stderr: 'askrelay answer: The card already has a late answer; it takes one.\n' });
+    } finally {
+      await own.stop();
+    }
   });
 });
 

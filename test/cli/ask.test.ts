@@ -6,7 +6,7 @@ import type { Card } from '../../src/cards/model.js';
 import { serveConfig } from '../../src/config.js';
 import { startRelay } from '../../src/start.js';
 import { freePort, runCli, startCli } from '../support/cli.js';
-import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+import { startRelayWithClock, startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // `askrelay ask` as a script runs it: a child process against a real relay.
@@ -111,6 +111,24 @@ describe.concurrent('askrelay ask', { timeout: 60_000 }, () => {
     expect(run.code).toBe(2);
     expect(run.stdout).toBe('');
     expect(run.stderr).toMatch(/askrelay ask: nobody answered card c_\w+ before it expired at \S+Z\./);
+  });
+
+  it('--accept-late keeps waiting past the expiry and prints the late answer; the relay records it delivered to askrelay ask', async () => {
+    const { relay: own, clock } = await startRelayWithClock();
+    try {
+      const running = startCli(['ask', 'Late?', '-c', 'Yes', '-c', 'No', '--wait', '1h', '--accept-late'], { ASKRELAY_URL: own.url, ASKRELAY_TOKEN: 'test-token-0123456789abcdef' }, scratch);
+      const card = await cardAsking('Late?', own);
+      clock.advance(3_600_000);
+      await waitUntil(() => running.stderr().includes('Still waiting for a late answer (Ctrl+C to stop).'), 'the late wait');
+      expect(running.stderr()).toContain(`askrelay ask: nobody answered card ${card.id} before it expired at ${card.expiresAt}. Still waiting`);
+      const res = await own.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['Yes'] } }, late: true } });
+      expect(res.status).toBe(200);
+      expect(await running.done).toMatchObject({ code: 0, stdout: 'Yes\n' });
+      const stored = (await (await own.api(`/api/cards/${card.id}`)).json()) as Card;
+      expect(stored).toMatchObject({ status: 'expired', delivery: { state: 'delivered', to: 'ask' } });
+    } finally {
+      await own.stop();
+    }
   });
 
   it('--json still prints the expired card, and exits 2', async () => {

@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto';
+import { asAnswered } from '../../cards/answer.js';
 import type { AskDialect } from '../../cards/ask-dialect.js';
 import type { AnsweredBy, Card, CardDraft } from '../../cards/model.js';
 import { RelayError } from '../../errors.js';
-import { asAnswered } from '../../relay/delivery.js';
 import type { Relay } from '../../relay/relay.js';
 import type { AsyncCallStore } from '../../store/call-store.js';
 
