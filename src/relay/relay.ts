@@ -2,7 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { checkAnswer, sameAnswer } from '../cards/answer.js';
 import { normalizeQuestions, normalizeTitle } from '../cards/draft.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus, DeliveryTarget } from '../cards/model.js';
-import { RelayError } from '../errors.js';
+import { RelayError, storeUnavailable } from '../errors.js';
 import type { AsyncCardStore, CardFilter } from '../store/store.js';
 import { MAX_TIMER_MS, systemClock, type Clock } from './clock.js';
 import { Deadlines } from './deadlines.js';
@@ -285,7 +285,10 @@ export class Relay {
       if (signal?.aborted) return onAbort(); // an abort event that came before the listener
       this.get(id).then(
         (card) => waitedFor(card, late) && done(card),
-        (err: unknown) => done(undefined, err),
+        // The database went away during this read: the waiter stays, released when this node
+        // hears the change or re-reads what it missed once it is back (resync), or at its
+        // timeout. A card that does not exist still fails the wait.
+        (err: unknown) => storeUnavailable(err) === undefined && done(undefined, err),
       );
     });
   }

@@ -246,4 +246,22 @@ describe('skip, cancel and wait', () => {
     expect((await relay.wait(card.id, 0))?.status).toBe('answered');
     expect(await codeOfAsync(() => relay.wait('c_nope', 1))).toBe('not_found');
   });
+
+  it('a wait whose first read meets the database away keeps waiting, and the change it then hears releases it', async () => {
+    const card = await relay.create(question);
+    let reads = 0;
+    const refused = () => (reads++, Promise.reject(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' })));
+    const away = new Relay({ store: { ...asyncCards(store), getCard: refused }, clock, waits: { default: HOUR } });
+    const waiting = away.wait(card.id, HOUR);
+    let result: unknown = 'still waiting';
+    void waiting.then((c) => (result = c), (err: unknown) => (result = err));
+    // The read failed, and its failure was handled (a turn later) without settling the wait.
+    await waitUntil(() => reads === 1, 'the read');
+    await settled();
+    expect(result).toBe('still waiting');
+    const answered = await relay.answer(card.id, pick('SQLite'));
+    away.hear('card.updated', answered);
+    expect((await waiting)?.status).toBe('answered');
+    away.stop();
+  });
 });
