@@ -48,6 +48,7 @@ const STEPS: Record<string, Array<ScriptedReply | ((request: MessagesRequest) =>
   // One Claude Code process answers a whole series of cards.
   golden: [ask(db()), ask(db(true)), ask(db(true)), ask(db()), ask(db(), cache), ask(db())],
   expire: [ask(db())],
+  late: [ask(db())],
   manual: [ask(db())],
   stop: [ask(db())],
   restart: [ask(db())],
@@ -264,6 +265,24 @@ describe.concurrent('the code engine: real Claude Code, real relay', { timeout: 
     expect((await quick.relay.get(card.id)).status).toBe('expired');
     expect(toolResultsOf('expire').map((t) => t.content)).toEqual([NO_ANSWER]);
     expect(done.transcript!.at(-1)!.text).toBe('ack ok');
+  });
+
+  it('a late answer after the expiry is the next turn\'s user message, in the words every provider reads', async () => {
+    const s = await start(quick, 'late', 'autopilot');
+    const card = await pendingCard(quick, s.id);
+    quickClock.advance(QUICK_WAIT_MS);
+    await idle(quick, s.id);
+    const expiredAt = `${(await quick.relay.get(card.id)).expiresAt.slice(11, 16)} UTC`;
+    await quick.relay.answerLate(card.id, answerOf(card, [['SQLite']]));
+    const late = `Late answer to your question "${Q}" (it expired at ${expiredAt}; you went on without it): SQLite.`;
+    const after = await waitUntil(async () => {
+      await failed(quick, s.id);
+      const x = await sessionOf(quick, s.id);
+      return x.status === 'idle' && x.transcript!.at(-1)!.text === `continued: ${late}` ? x : undefined;
+    }, 'the late answer\'s turn');
+    expect(lastUserText(requestsOf('late').at(-1)!)).toBe(late);
+    expect(after.transcript!.at(-2)).toMatchObject({ role: 'user', text: late });
+    expect((await quick.relay.get(card.id)).delivery).toMatchObject({ state: 'delivered', to: 'session' });
   });
 
   it('expiry in manual mode ends the turn (no further model request); the next message continues', async () => {

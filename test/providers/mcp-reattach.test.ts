@@ -147,6 +147,31 @@ describe('a waiting MCP call re-attaches to its card', () => {
     expect((await later).content[0].text).toBe('Which database? → SQLite');
   });
 
+  it('cancelled after the grace, then answered late: the call re-sent later gets the late answer as its result, delivered to MCP', async () => {
+    const relay = await relayOn();
+    const first = await connect(relay);
+    const lost = call(first.client, { questions: [DB] }).catch(() => 'gone');
+    const card = await onlyPending(relay);
+    await first.transport.close();
+    await lost;
+    await graces(relay, 1);
+    clockOf(relay).advance(GRACE_MS);
+    await statusOf(relay, card.id, 'cancelled');
+    const res = await relay.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } }, late: true } });
+    expect(res.status).toBe(200);
+    // Long after the grace: nobody took it, so it shows as not delivered, until the client comes back.
+    clockOf(relay).advance(GRACE_MS);
+    await waitUntil(async () => (await relay.relay.get(card.id)).delivery?.state === 'undelivered', 'undelivered');
+
+    const second = await connect(relay);
+    const result = await call(second.client, { questions: [DB] });
+    expect(result.content[0].text).toBe('Which database? → SQLite');
+    expect(result.structuredContent?.cardId).toBe(card.id);
+    await waitUntil(async () => (await relay.relay.get(card.id)).delivery?.state === 'delivered', 'delivered');
+    expect((await relay.relay.get(card.id)).delivery).toMatchObject({ to: 'mcp' });
+    expect((await relay.relay.get(card.id)).status).toBe('cancelled');
+  });
+
   it('survives a relay restart: the re-sent call finds the card on the new process; one nobody re-sends is cancelled after the grace', async () => {
     const first = await relayOn();
     const before = await connect(first);
