@@ -8,7 +8,7 @@ import { pick } from './card-steps.js';
 import { dropHeld } from './card-actions.js';
 import { UNDO_CHOICES, setUndoSeconds, undoSeconds } from './undo.js';
 import { markChosen, renderCard, showAnsweredBy, tickCountdown } from './card-view.js';
-import { closedByText, describeClosed } from './format.js';
+import { closedByText, deliveryText, describeClosed } from './format.js';
 import { actions, store } from './store.js';
 
 const RECENT_AFTER_MS = 6000; // a closed card stays in place this long, then moves to Recent
@@ -30,9 +30,16 @@ export function upsert(card) {
     }
     return;
   }
-  if (known.card.status !== 'pending') return; // closed is final
+  if (card.status === 'pending') {
+    known.card = card;
+    return;
+  }
+  const wasOpen = known.card.status === 'pending' || known.ui.late;
+  if (!wasOpen && olderThan(card, known.card)) return; // an answer's response that arrives after its delivery's event
   known.card = card;
-  if (card.status !== 'pending') closeCard(known);
+  // Closed is final; what changes after is its late answer and where the answer got to.
+  if (wasOpen) closeCard(known);
+  else showDelivery(known);
 }
 
 /** Loads the pending list and settles cards that closed while we were not listening. */
@@ -95,8 +102,11 @@ function refreshBoard() {
 function closeCard(entry, { settle = true } = {}) {
   const { card, el, parts } = entry;
   dropHeld(entry);
+  const wasLate = entry.ui.late;
+  entry.ui.late = false;
   el.dataset.status = card.status;
   el.classList.add('closed');
+  if (wasLate) el.classList.add('compact');
   setDisabled(el, true);
   parts.back.hidden = true;
   entry.ui.countdown.hidden = true;
@@ -105,10 +115,30 @@ function closeCard(entry, { settle = true } = {}) {
   setText(parts.closedBy, closedByText(card));
   parts.closedBy.hidden = false;
   showAnsweredBy(entry);
-  if (card.status === 'answered') markChosen(entry);
+  showDelivery(entry);
   if (store.activeId === card.id) store.activeId = null;
   refreshBoard();
-  if (settle) setTimeout(() => moveToRecent(entry), RECENT_AFTER_MS);
+  if (settle && !wasLate) setTimeout(() => moveToRecent(entry), RECENT_AFTER_MS);
+}
+
+const DELIVERY_RANK = { sent: 1, undelivered: 2, delivered: 3 };
+const rank = (card) => (card.lateAnswer ? 10 : 0) + (DELIVERY_RANK[card.delivery?.state] ?? 0);
+
+/** A closed card only moves on (a late answer, then sent → undelivered → delivered): an older copy is stale. */
+function olderThan(card, known) {
+  return rank(card) < rank(known);
+}
+
+/** A closed card's delivery line, its late answer, and Answer anyway while it has none. */
+function showDelivery(entry) {
+  const { card, el, parts } = entry;
+  if (entry.ui.late) return; // being answered late: the line comes with the answer
+  setText(parts.delivery, deliveryText(card));
+  parts.delivery.hidden = !card.delivery;
+  el.dataset.delivery = card.delivery?.state ?? '';
+  parts.answerLate.hidden = !((card.status === 'expired' || card.status === 'cancelled') && !card.lateAnswer);
+  parts.answerLate.disabled = false; // the rest of a closed card is off
+  if (card.status === 'answered' || card.lateAnswer) markChosen(entry);
 }
 
 function moveToRecent(entry) {

@@ -2,16 +2,18 @@
 // the card shows meanwhile and after a refusal.
 import { Unauthorized, api } from './api.js';
 import { setDisabled, setText } from './dom.js';
-import { stepNamedIn } from './card-draft.js';
-import { describeAnswer } from './format.js';
+import { answerable, stepNamedIn } from './card-draft.js';
+import { closedByText, describeAnswer } from './format.js';
 import { holdMs, undoSeconds } from './undo.js';
 import { actions, store } from './store.js';
 
 const cardPath = (entry, action) => `/api/cards/${encodeURIComponent(entry.card.id)}/${action}`;
 
 export function submit(entry, answers) {
-  const label = `Answered: ${describeAnswer({ ...entry.card, answer: answers })}`;
-  return hold(entry, label, (keepalive) => api(cardPath(entry, 'answer'), { method: 'POST', json: { answers }, keepalive }));
+  const late = entry.card.status !== 'pending' && entry.ui.late;
+  const label = `Answered${late ? ' late' : ''}: ${describeAnswer({ ...entry.card, answer: answers })}`;
+  const json = late ? { answers, late } : { answers };
+  return hold(entry, label, (keepalive) => api(cardPath(entry, 'answer'), { method: 'POST', json, keepalive }));
 }
 
 export function skipCard(entry) {
@@ -90,15 +92,21 @@ async function deliver(entry, send) {
 function failed(entry, err) {
   if (err instanceof Unauthorized) return;
   if (err.card) actions.upsert(err.card); // 409 / 410 carry the card as it now stands
-  let message = err.message;
-  if (err.code === 'already_answered') message = `Someone else answered first. ${message}`;
-  showError(entry, message);
+  // Another surface answered first: the card shows that answer and who gave it; no error.
+  if (err.code === 'already_answered' && err.card) {
+    const winner = err.card;
+    const answer = winner.lateAnswer && winner.status !== 'answered' ? { ...winner, status: 'answered', answer: winner.lateAnswer.answer, answeredBy: winner.lateAnswer.answeredBy } : winner;
+    setText(entry.parts.status, `Answered first elsewhere: ${describeAnswer(answer)} (${closedByText(answer)})`);
+    entry.parts.status.hidden = false;
+    return;
+  }
+  showError(entry, err.message);
   // Point a steps card back at the question the relay complained about.
-  if (entry.card.status === 'pending' && entry.card.layout !== 'form') {
+  if (answerable(entry) && entry.card.layout !== 'form') {
     const step = stepNamedIn(entry.card, err.message);
     if (step >= 0 && step !== entry.ui.step) {
       actions.goToStep(entry, step);
-      showError(entry, message);
+      showError(entry, err.message);
     }
   }
 }
@@ -107,7 +115,7 @@ function setBusy(entry, busy) {
   entry.ui.busy = busy;
   entry.el.classList.toggle('busy', busy);
   entry.el.setAttribute('aria-busy', String(busy));
-  if (entry.card.status === 'pending') setDisabled(entry.el, busy);
+  if (answerable(entry)) setDisabled(entry.el, busy);
 }
 
 export function showError(entry, message) {

@@ -1,6 +1,6 @@
 // The form layout: every question at once as a field, one Submit.
 import { $, h, nextId } from './dom.js';
-import { fieldAnswer, fieldType } from './card-draft.js';
+import { fieldAnswer, fieldType, answerable } from './card-draft.js';
 import { withInlineMarkdown } from './markdown-view.js';
 import { clearError, showError, submit } from './card-actions.js';
 
@@ -96,7 +96,7 @@ function readField(fieldEl, q) {
 
 function submitForm(entry) {
   const { card, ui } = entry;
-  if (card.status !== 'pending' || ui.busy) return;
+  if (!answerable(entry) || ui.busy) return;
   clearError(entry);
   const answers = {};
   for (const q of card.questions) {

@@ -1,6 +1,6 @@
 // The steps layout: one question at a time, options as buttons, Back and a stepper.
 import { $, autosize, h, nextId } from './dom.js';
-import { answersFromDrafts, isMulti, pickOption, replyToQuestion, setSeveral } from './card-draft.js';
+import { answersFromDrafts, isMulti, pickOption, replyToQuestion, setSeveral, answerable } from './card-draft.js';
 import { clearError, showError, submit } from './card-actions.js';
 import { approvalText } from './format.js';
 import { withInlineMarkdown, withMarkdown } from './markdown-view.js';
@@ -147,7 +147,7 @@ function collapsible(textEl) {
 
 export function pick(entry, index) {
   const { card, ui } = entry;
-  if (card.status !== 'pending' || ui.busy) return;
+  if (!answerable(entry) || ui.busy) return;
   const q = card.questions[ui.step];
   const option = q.options[index];
   if (!option) return;
@@ -165,7 +165,7 @@ export function pick(entry, index) {
 
 function reply(entry) {
   const { card, ui } = entry;
-  if (card.status !== 'pending' || ui.busy) return;
+  if (!answerable(entry) || ui.busy) return;
   const q = card.questions[ui.step];
   const error = replyToQuestion(q, ui.drafts[q.id]);
   if (error) {

@@ -1,6 +1,7 @@
 // One card's frame: chips, countdown, title, body (steps or form), error, status, Skip.
 import { api } from './api.js';
-import { h, nextId, setText } from './dom.js';
+import { h, nextId, setDisabled, setText } from './dom.js';
+import { newUi } from './card-draft.js';
 import { renderForm } from './card-form.js';
 import { goToStep, renderStep } from './card-steps.js';
 import { skipCard, undo } from './card-actions.js';
@@ -33,6 +34,8 @@ export function renderCard(entry) {
   const error = h('p', { class: 'error card-error', dataset: { testid: 'card-error' }, role: 'alert', hidden: true });
   const status = h('p', { class: 'card-status', dataset: { testid: 'card-status' }, role: 'status', hidden: true });
   const closedBy = h('p', { class: 'closed-by', dataset: { testid: 'closed-by' }, hidden: true });
+  const delivery = h('p', { class: 'delivery', dataset: { testid: 'delivery' }, role: 'status', hidden: true });
+  const answerLate = h('button', { type: 'button', class: 'link-button answer-late', dataset: { testid: 'answer-late' }, hidden: true, onclick: () => answerAnyway(entry) }, 'Answer anyway');
   const skip = h('button', { type: 'button', class: 'ghost skip', dataset: { testid: 'skip' }, onclick: () => skipCard(entry) }, 'Skip');
   const stepper = h('div', { class: 'stepper', dataset: { testid: 'stepper' }, hidden: true });
   const back = h('button', { type: 'button', class: 'ghost back', dataset: { testid: 'back' }, hidden: true, onclick: () => goToStep(entry, entry.ui.step - 1) }, '← Back');
@@ -54,13 +57,34 @@ export function renderCard(entry) {
     undoBar,
     status,
     closedBy,
+    delivery,
+    answerLate,
     h('div', { class: 'card-foot' }, h('div', { class: 'foot-left' }, back, stepper), skip),
   );
-  entry.parts = { body, error, status, closedBy, skip, stepper, back, chips, agentBadge: null, undo: { bar: undoBar, text: undoText, button: undoButton } };
+  entry.parts = { body, error, status, closedBy, delivery, answerLate, skip, stepper, back, chips, agentBadge: null, undo: { bar: undoBar, text: undoText, button: undoButton } };
   tickCountdown(entry, Date.now());
   if (card.layout === 'form') renderForm(entry);
   else renderStep(entry);
   return el;
+}
+
+/**
+ * Answer anyway: an expired or cancelled card opens again on the page, from its first
+ * question, and its answer goes to the relay as a late answer (docs/api.md, "Late answers").
+ */
+export function answerAnyway(entry) {
+  const { el, parts } = entry;
+  entry.ui = { ...newUi(entry.card), countdown: entry.ui.countdown, late: true };
+  el.classList.remove('closed', 'compact');
+  el.dataset.late = 'true';
+  parts.answerLate.hidden = true;
+  parts.skip.hidden = true;
+  setText(parts.status, 'Answering late: the agent went on without an answer, and gets this one when it can.');
+  parts.body.replaceChildren();
+  if (entry.card.layout === 'form') renderForm(entry);
+  else renderStep(entry);
+  setDisabled(el, false);
+  el.focus({ preventScroll: true });
 }
 
 /** Undo: a steps card shows its last question again, with what was picked or typed. */
@@ -93,7 +117,7 @@ export function showAnsweredBy(entry) {
 }
 
 export function markChosen(entry) {
-  const answer = entry.card.answer ?? {};
+  const answer = entry.card.answer ?? entry.card.lateAnswer?.answer ?? {};
   for (const button of entry.el.querySelectorAll('[data-testid="option"]')) {
     const qid = button.closest('[data-question-id]')?.dataset.questionId;
     button.classList.toggle('chosen', Boolean(answer[qid]?.selected.includes(button.dataset.label)));

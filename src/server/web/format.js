@@ -46,6 +46,22 @@ export function describeClosed(card) {
   return word;
 }
 
+const DELIVERED_TO = { session: 'to the session', mcp: 'to the MCP client', 'long-poll': 'to the long poll', ask: 'to askrelay ask' };
+
+/**
+ * Where a closed card's answer got to (docs/api.md, "Delivery"), with its late answer:
+ * "Delivered to the session, 10:43.", "Late answer: SQLite. Not delivered: nobody was
+ * waiting for it.". Empty when nothing was answered.
+ */
+export function deliveryText(card, clock = fmtClock) {
+  const d = card.delivery;
+  if (!d) return '';
+  const late = card.lateAnswer ? `Late answer: ${describeAnswer({ ...card, answer: card.lateAnswer.answer })}. ` : '';
+  if (d.state === 'delivered') return `${late}Delivered${d.to ? ` ${DELIVERED_TO[d.to] ?? `to ${d.to}`}` : ''}, ${clock(d.at)}.`;
+  if (d.state === 'undelivered') return `${late}Not delivered: nobody was waiting for it.`;
+  return `${late}Sent; the agent has not taken it yet.`;
+}
+
 export function describeAnswer(card) {
   const answer = card.answer ?? {};
   const parts = card.questions.map((q) => {

@@ -1,0 +1,101 @@
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Card } from '../../src/cards/model.js';
+import type { FakeClock } from '../support/fake-clock.js';
+import { startRelayWithClock, type TestRelay } from '../support/running-relay.js';
+import { collectPageErrors, launchChromium, newContext } from './chromium.js';
+
+// Late answers and delivery on the page, in real Chromium against a real relay whose clock
+// (and the page's) moves only when the test says: Answer anyway on an expired card, and the
+// delivery line following where each answer got to, as the relay's events tell it.
+
+const WAIT = { timeout: 5000 };
+
+let relay: TestRelay;
+let clock: FakeClock;
+let browser: Browser;
+let context: BrowserContext;
+let page: Page;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  [{ relay, clock }, browser] = await Promise.all([startRelayWithClock(), launchChromium()]);
+  context = await newContext(browser, { viewport: { width: 900, height: 1100 } });
+  page = await context.newPage();
+  collectPageErrors(page, pageErrors);
+  await page.clock.setFixedTime(clock.now());
+  await page.goto(relay.url);
+  await page.getByTestId('token-input').fill(relay.token);
+  await page.getByTestId('token-input').press('Enter');
+  await page.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await relay?.stop();
+  expect(pageErrors).toEqual([]);
+});
+
+async function createCard(question: string): Promise<Card> {
+  const res = await relay.api('/api/cards', { method: 'POST', json: { waitSeconds: 90, questions: [{ text: question, options: ['PostgreSQL', 'SQLite'] }] } });
+  expect(res.status).toBe(201);
+  return (await res.json()) as Card;
+}
+
+const cardOn = (id: string) => page.locator(`[data-testid="card"][data-card-id="${id}"]`);
+const getCard = async (id: string) => (await (await relay.api(`/api/cards/${id}`)).json()) as Card;
+const deliveryOf = async (id: string, state: string) => {
+  await page.waitForSelector(`[data-testid="card"][data-card-id="${id}"][data-delivery="${state}"]`, WAIT);
+  return cardOn(id).getByTestId('delivery').innerText();
+};
+
+/** The relay's clock and the page's, on together. */
+async function advance(ms: number) {
+  clock.advance(ms);
+  await page.clock.setFixedTime(clock.now());
+}
+
+describe('the page and late answers', () => {
+  it('Answer anyway on an expired card sends a late answer; the line then follows its delivery', async () => {
+    const created = await createCard('Which database, late?');
+    const card = cardOn(created.id);
+    await card.waitFor(WAIT);
+    expect(await card.getByTestId('answer-late').isHidden()).toBe(true);
+    await advance(90_000);
+    await page.waitForSelector(`[data-testid="card"][data-card-id="${created.id}"][data-status="expired"]`, WAIT);
+    await card.getByTestId('answer-late').click();
+    expect(await card.getByTestId('card-status').innerText()).toMatch(/^Answering late/);
+    await card.locator('[data-testid="option"][data-label="SQLite"]').click();
+
+    expect(await deliveryOf(created.id, 'sent')).toBe('Late answer: SQLite. Sent; the agent has not taken it yet.');
+    const stored = await getCard(created.id);
+    expect(stored).toMatchObject({ status: 'expired', lateAnswer: { answer: { q1: { selected: ['SQLite'] } }, answeredBy: { kind: 'human', surface: 'web' } } });
+    expect(await card.getByTestId('answer-late').isHidden()).toBe(true);
+    expect(await card.getAttribute('data-status')).toBe('expired');
+
+    // askrelay ask --accept-late takes it: the page hears the delivery.
+    const taken = await relay.api(`/api/cards/${created.id}/wait?timeout=5&late=1&client=ask`);
+    expect(taken.status).toBe(200);
+    expect(await deliveryOf(created.id, 'delivered')).toMatch(/^Late answer: SQLite\. Delivered to askrelay ask, /);
+  });
+
+  it('an answer nobody takes turns from sent to not delivered once the card\'s wait is over', async () => {
+    const created = await createCard('Which database, now?');
+    const card = cardOn(created.id);
+    await card.waitFor(WAIT);
+    await card.locator('[data-testid="option"][data-label="PostgreSQL"]').click();
+    expect(await deliveryOf(created.id, 'sent')).toBe('Sent; the agent has not taken it yet.');
+    await advance(90_000);
+    expect(await deliveryOf(created.id, 'undelivered')).toBe('Not delivered: nobody was waiting for it.');
+  });
+
+  it('an answer a long poll takes reads delivered, with where it went', async () => {
+    const created = await createCard('Which database, polled?');
+    const card = cardOn(created.id);
+    await card.waitFor(WAIT);
+    const polling = relay.api(`/api/cards/${created.id}/wait?timeout=30`);
+    await card.locator('[data-testid="option"][data-label="SQLite"]').click();
+    expect((await polling).status).toBe(200);
+    expect(await deliveryOf(created.id, 'delivered')).toMatch(/^Delivered to the long poll, /);
+  });
+});
