@@ -4,7 +4,7 @@ import type { Card } from '../../src/cards/model.js';
 import { leftText } from '../../src/cli/format.js';
 import { remaining } from '../../src/cli/tui/render.js';
 import {
-  answeredBy, approvalText, capitalize, closedByText, describeAnswer, describeClosed, fmtClock, fmtLeft, fmtStarted, fmtTime, parseRoute, shortId,
+  answeredBy, approvalText, capitalize, closedByText, deliveryText, describeAnswer, describeClosed, fmtClock, fmtLeft, fmtStarted, fmtTime, parseRoute, shortId,
 } from '../../src/server/web/format.js';
 
 // The page's words and times without a browser: what a card's countdown, closed line and
@@ -146,5 +146,24 @@ describe('who closed a card, and when (Recent)', () => {
     expect(closedByText(closed({ status: 'expired' }), clock)).toBe('nobody answered; expired 10:42');
     expect(closedByText(closed({ status: 'cancelled' }), clock)).toBe('cancelled 10:42: the session stopped');
     expect(closedByText({ questions: [], status: 'expired' }, clock)).toBe('nobody answered; expired');
+  });
+});
+
+describe('where an answer got to', () => {
+  const clock = (iso: string) => iso.slice(11, 16);
+  const base = { questions: [{ id: 'q1', text: 'Which DB?', options: [] }] } as unknown as Card;
+  const at = '2026-12-01T14:09:00.000Z';
+
+  it('says sent, delivered (to whom) or not delivered, and nothing before an answer', () => {
+    expect(deliveryText(base, clock)).toBe('');
+    expect(deliveryText({ ...base, delivery: { state: 'sent', at } }, clock)).toBe('Sent; the agent has not taken it yet.');
+    expect(deliveryText({ ...base, delivery: { state: 'delivered', at, to: 'session' } }, clock)).toBe('Delivered to the session, 14:09.');
+    expect(deliveryText({ ...base, delivery: { state: 'delivered', at, to: 'mcp' } }, clock)).toBe('Delivered to the MCP client, 14:09.');
+    expect(deliveryText({ ...base, delivery: { state: 'undelivered', at } }, clock)).toBe('Not delivered: nobody was waiting for it.');
+  });
+
+  it('names a late answer first', () => {
+    const late = { ...base, status: 'expired', lateAnswer: { answer: { q1: { selected: ['SQLite'], text: 'for now' } }, answeredBy: { kind: 'human', id: 'operator', surface: 'web' }, lateAt: at } } as Card;
+    expect(deliveryText({ ...late, delivery: { state: 'delivered', at, to: 'ask' } }, clock)).toBe('Late answer: SQLite + “for now”. Delivered to askrelay ask, 14:09.');
   });
 });
