@@ -5,9 +5,10 @@ import type { FakeClock } from '../support/fake-clock.js';
 import { startRelayWithClock, type TestRelay } from '../support/running-relay.js';
 import { collectPageErrors, launchChromium, newContext } from './chromium.js';
 
-// Late answers and delivery on the page, in real Chromium against a real relay whose clock
-// (and the page's) moves only when the test says: Answer anyway on an expired card, and the
-// delivery line following where each answer got to, as the relay's events tell it.
+// Answers the page keeps, in real Chromium against a real relay whose clock (and the page's)
+// moves only when the test says: Answer anyway on an expired card, the delivery line following
+// where each answer got to as the relay's events tell it, and half-typed answers kept across
+// a reload.
 
 const WAIT = { timeout: 5000 };
 
@@ -97,5 +98,44 @@ describe('the page and late answers', () => {
     await card.locator('[data-testid="option"][data-label="SQLite"]').click();
     expect((await polling).status).toBe(200);
     expect(await deliveryOf(created.id, 'delivered')).toMatch(/^Delivered to the long poll, /);
+  });
+});
+
+describe('drafts', () => {
+  it('a half-typed answer survives a reload (the step, the pick, the words, a form\'s fields) and goes when the card is answered', async () => {
+    const res = await relay.api('/api/cards', {
+      method: 'POST',
+      json: { waitSeconds: 600, questions: [{ text: 'Which database, drafted?', options: ['PostgreSQL', 'SQLite'] }, { text: 'Why, drafted?' }] },
+    });
+    const steps = (await res.json()) as Card;
+    const formRes = await relay.api('/api/cards', {
+      method: 'POST',
+      json: { waitSeconds: 600, layout: 'form', questions: [{ id: 'name', text: 'Project name?' }, { id: 'lang', text: 'Language?', options: ['TS', 'Go'] }] },
+    });
+    const form = (await formRes.json()) as Card;
+    await cardOn(steps.id).waitFor(WAIT);
+    await cardOn(steps.id).locator('[data-testid="option"][data-label="SQLite"]').click();
+    await cardOn(steps.id).getByTestId('free-text').fill('Because it is small');
+    await cardOn(form.id).locator('[data-testid="field"][data-question-id="name"]').getByTestId('field-input').fill('askrelay');
+    await cardOn(form.id).locator('[data-testid="field"][data-question-id="lang"]').getByText('Go').click();
+
+    await page.reload();
+    await page.waitForSelector('[data-testid="connection"][data-state="live"]', WAIT);
+    const card = cardOn(steps.id);
+    await card.waitFor(WAIT);
+    expect(await card.getByTestId('question-text').innerText()).toBe('Why, drafted?');
+    expect(await card.getByTestId('free-text').inputValue()).toBe('Because it is small');
+    await card.getByTestId('back').click();
+    expect(await card.locator('[data-testid="option"].picked').getAttribute('data-label')).toBe('SQLite');
+    expect(await cardOn(form.id).getByTestId('field-input').inputValue()).toBe('askrelay');
+    expect(await cardOn(form.id).locator('[data-testid="field-option"][value="Go"]').isChecked()).toBe(true);
+
+    // Answered: the draft is gone from this browser.
+    await card.locator('[data-testid="option"][data-label="SQLite"]').click();
+    await card.getByTestId('reply').click();
+    await page.waitForSelector(`[data-testid="card"][data-card-id="${steps.id}"][data-status="answered"]`, WAIT);
+    expect((await getCard(steps.id)).answer).toEqual({ q1: { selected: ['SQLite'] }, q2: { selected: [], text: 'Because it is small' } });
+    expect(await page.evaluate((id) => localStorage.getItem(`askrelay.draft.${id}`), steps.id)).toBeNull();
+    expect(await page.evaluate((id) => localStorage.getItem(`askrelay.draft.${id}`), form.id)).not.toBeNull();
   });
 });

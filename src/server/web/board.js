@@ -9,6 +9,7 @@ import { dropHeld } from './card-actions.js';
 import { UNDO_CHOICES, setUndoSeconds, undoSeconds } from './undo.js';
 import { markChosen, renderCard, showAnsweredBy, tickCountdown } from './card-view.js';
 import { closedByText, deliveryText, describeClosed } from './format.js';
+import { dropDraft, dropDraftsExcept } from './drafts.js';
 import { actions, store } from './store.js';
 
 const RECENT_AFTER_MS = 6000; // a closed card stays in place this long, then moves to Recent
@@ -53,6 +54,7 @@ export async function reload() {
     return false;
   }
   const ids = new Set(list.map((c) => c.id));
+  dropDraftsExcept(ids);
   for (const card of list) upsert(card);
   const gone = [...store.shown.values()].filter((s) => s.card.status === 'pending' && !ids.has(s.card.id));
   await Promise.all(
@@ -104,6 +106,7 @@ function closeCard(entry, { settle = true } = {}) {
   dropHeld(entry);
   const wasLate = entry.ui.late;
   entry.ui.late = false;
+  dropDraft(card.id);
   el.dataset.status = card.status;
   el.classList.add('closed');
   if (wasLate) el.classList.add('compact');

@@ -80,6 +80,39 @@ function renderField(q, index, onchange) {
   );
 }
 
+/** The form's values as a saved draft's questions (drafts.js). */
+export function formDraft(entry) {
+  const questions = {};
+  for (const q of entry.card.questions) {
+    const fieldEl = $(`[data-testid="field"][data-question-id="${CSS.escape(q.id)}"]`, entry.parts.body);
+    const value = fieldEl && readField(fieldEl, q);
+    if (value && (value.selected.length || value.text)) questions[q.id] = value;
+  }
+  return { step: 0, questions };
+}
+
+/** A saved draft's values put back in the form's fields. */
+export function fillForm(entry, saved) {
+  for (const q of entry.card.questions) {
+    const s = saved?.questions?.[q.id];
+    // Called while the card is made: its body, not yet its element.
+    const fieldEl = $(`[data-testid="field"][data-question-id="${CSS.escape(q.id)}"]`, entry.parts.body);
+    if (!s || !fieldEl) continue;
+    const selected = new Set(Array.isArray(s.selected) ? s.selected : []);
+    const text = typeof s.text === 'string' ? s.text : '';
+    const type = fieldType(q);
+    if (type === 'string' || type === 'number') {
+      $('[data-testid="field-input"]', fieldEl).value = text;
+      continue;
+    }
+    const select = $('select', fieldEl);
+    if (select) select.value = [...selected].find((label) => q.options.some((o) => o.label === label)) ?? '';
+    for (const input of fieldEl.querySelectorAll('input[data-testid="field-option"]')) input.checked = selected.has(input.value);
+    const other = $('[data-testid="field-text"]', fieldEl);
+    if (other) other.value = text;
+  }
+}
+
 function readField(fieldEl, q) {
   const type = fieldType(q);
   if (type === 'string' || type === 'number') {

@@ -2,7 +2,8 @@
 import { api } from './api.js';
 import { h, nextId, setDisabled, setText } from './dom.js';
 import { newUi } from './card-draft.js';
-import { renderForm } from './card-form.js';
+import { fillForm, formDraft, renderForm } from './card-form.js';
+import { draftOfUi, loadDraft, restoreUi, saveDraft } from './drafts.js';
 import { goToStep, renderStep } from './card-steps.js';
 import { skipCard, undo } from './card-actions.js';
 import { answeredBy, fmtLeft, fmtTime, shortId } from './format.js';
@@ -63,9 +64,23 @@ export function renderCard(entry) {
   );
   entry.parts = { body, error, status, closedBy, delivery, answerLate, skip, stepper, back, chips, agentBadge: null, undo: { bar: undoBar, text: undoText, button: undoButton } };
   tickCountdown(entry, Date.now());
-  if (card.layout === 'form') renderForm(entry);
-  else renderStep(entry);
+  // A half-typed answer from before (another card shown meanwhile, a reload) comes back.
+  const saved = card.status === 'pending' ? loadDraft(card.id) : null;
+  if (card.layout === 'form') {
+    renderForm(entry);
+    fillForm(entry, saved);
+  } else {
+    restoreUi(entry.ui, card, saved);
+    renderStep(entry);
+  }
+  for (const type of ['input', 'change', 'click']) el.addEventListener(type, () => keepDraft(entry));
   return el;
+}
+
+/** After every pick, keystroke and step: the card's draft, kept in this browser while it is open. */
+function keepDraft(entry) {
+  if (entry.card.status !== 'pending' || entry.ui.held) return;
+  saveDraft(entry.card.id, entry.card.layout === 'form' ? formDraft(entry) : draftOfUi(entry.ui));
 }
 
 /**
