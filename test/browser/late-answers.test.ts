@@ -1,8 +1,11 @@
+import { join } from 'node:path';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import type { FakeClock } from '../support/fake-clock.js';
+import { DB_FILE } from '../../src/start.js';
 import { startRelayWithClock, type TestRelay } from '../support/running-relay.js';
+import { lockSqliteFile } from '../support/sqlite-locker.js';
 import { collectPageErrors, launchChromium, newContext } from './chromium.js';
 
 // Answers the page keeps, in real Chromium against a real relay whose clock (and the page's)
@@ -137,5 +140,32 @@ describe('drafts', () => {
     expect((await getCard(steps.id)).answer).toEqual({ q1: { selected: ['SQLite'] }, q2: { selected: [], text: 'Because it is small' } });
     expect(await page.evaluate((id) => localStorage.getItem(`askrelay.draft.${id}`), steps.id)).toBeNull();
     expect(await page.evaluate((id) => localStorage.getItem(`askrelay.draft.${id}`), form.id)).not.toBeNull();
+  });
+});
+
+describe('an answer the relay could not take', () => {
+  it('shows why and Retry, which sends the very same answer (the same Idempotency-Key) once the relay can take it', { timeout: 60_000 }, async () => {
+    const created = await createCard('Which database, retried?');
+    const card = cardOn(created.id);
+    await card.waitFor(WAIT);
+    const keys: string[] = [];
+    page.on('request', (r) => r.url().endsWith(`/api/cards/${created.id}/answer`) && keys.push(r.headers()['idempotency-key'] ?? ''));
+    // Another program holds the SQLite file's write lock: the relay answers 503 after its busy timeout.
+    const lock = await lockSqliteFile(join(relay.dataDir, DB_FILE));
+    try {
+      await card.locator('[data-testid="option"][data-label="SQLite"]').click();
+      await page.waitForSelector(`[data-testid="card"][data-card-id="${created.id}"][data-delivery="failed"]`, { timeout: 20_000 });
+      expect(await card.getByTestId('card-error').innerText()).toBe(
+        'The database is locked by another program (SQLite: database is locked); nothing was changed, try again in a moment. Retry',
+      );
+    } finally {
+      await lock.release();
+    }
+    await card.getByTestId('retry').click();
+    await page.waitForSelector(`[data-testid="card"][data-card-id="${created.id}"][data-status="answered"]`, WAIT);
+    expect((await getCard(created.id)).answer).toEqual({ q1: { selected: ['SQLite'] } });
+    expect(keys).toHaveLength(2);
+    expect(keys[0]).toMatch(/^[0-9a-f-]{36}$/);
+    expect(keys[1]).toBe(keys[0]);
   });
 });

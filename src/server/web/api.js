@@ -10,13 +10,13 @@ export class Unauthorized extends Error {}
 export const UNREACHABLE = 'Could not reach the relay. Check that it is running, then try again.';
 
 /** `keepalive`: the request outlives the page (an answer sent as the tab closes). */
-export async function api(path, { method = 'GET', json, keepalive = false } = {}) {
+export async function api(path, { method = 'GET', json, keepalive = false, headers = {} } = {}) {
   let res;
   try {
     res = await fetch(path, {
       method,
       credentials: 'same-origin',
-      headers: json === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' },
+      headers: { ...headers, ...(json === undefined ? { accept: 'application/json' } : { 'content-type': 'application/json', accept: 'application/json' }) },
       body: json === undefined ? undefined : JSON.stringify(json),
       keepalive,
     });
@@ -42,8 +42,8 @@ export async function api(path, { method = 'GET', json, keepalive = false } = {}
 
 /**
  * The connection's state in the top bar. While signed in and not live, a banner says the
- * relay is unreachable and the answer buttons are greyed (style.css, body.relay-down); once
- * live again, every "Could not reach the relay" error on the page goes away.
+ * relay is unreachable (answers given meanwhile wait, queued: card-actions.js); once live
+ * again, every "Could not reach the relay" error on the page goes away.
  */
 export function setConn(state) {
   els.conn.dataset.state = state;

@@ -5,7 +5,7 @@ import { api, connect, setConn, stopEvents } from './api.js';
 import { els, setText } from './dom.js';
 import { forgetCards, initBoard, markKeyboardTarget, reload, upsert } from './board.js';
 import { goToStep } from './card-steps.js';
-import { flushHeld } from './card-actions.js';
+import { flushHeld, sendQueued } from './card-actions.js';
 import { reopenCard } from './card-view.js';
 import { initNewSession, loadProviders } from './new-session.js';
 import { hidePushMessage, initPush, syncPush } from './push.js';
@@ -74,8 +74,9 @@ async function signOut() {
 
 const eventHandlers = {
   onOpen: () => {
-    // Events are not replayed: whatever happened while away comes from the lists.
-    reload();
+    // Events are not replayed: whatever happened while away comes from the lists. Then
+    // what the page took while the relay was away (or before a reload) goes, once.
+    reload().then((ok) => ok && sendQueued());
     reloadSessions();
   },
   onCard: (card) => {

@@ -5,7 +5,7 @@
 /**
  * @typedef {{selected: Set<string>, text: string, several: boolean, done: boolean}} Draft
  * @typedef {{step: number, drafts: Record<string, Draft>, busy: boolean, countdown: any, probed: boolean,
- *   held: any, invalidField: string | null, replyError: boolean, late: boolean}} CardUi
+ *   held: any, invalidField: string | null, replyError: boolean, late: boolean, queued: any}} CardUi
  */
 
 /**
@@ -16,7 +16,7 @@ export function newUi(card) {
   /** @type {Record<string, Draft>} */
   const drafts = {};
   for (const q of card.questions) drafts[q.id] = { selected: new Set(), text: '', several: false, done: false };
-  return { step: 0, drafts, busy: false, countdown: null, probed: false, held: null, invalidField: null, replyError: false, late: false };
+  return { step: 0, drafts, busy: false, countdown: null, probed: false, held: null, invalidField: null, replyError: false, late: false, queued: null };
 }
 
 /** Whether the card takes an answer from the page: open, or closed and being answered late (Answer anyway). */
