@@ -105,8 +105,8 @@ export class RelayClient {
   }
 
   /** A plain-text reply the relay reads as the answer (POST /api/cards/:id/reply). */
-  reply(id: string, text: string): Promise<Card> {
-    return this.call('POST', `api/cards/${encodeURIComponent(id)}/reply`, { json: { text } }) as Promise<Card>;
+  reply(id: string, text: string, { late = false } = {}): Promise<Card> {
+    return this.call('POST', `api/cards/${encodeURIComponent(id)}/reply`, { json: { text, ...(late ? { late } : {}) } }) as Promise<Card>;
   }
 
   /** GET /api/nodes: the nodes sharing the relay's store. */

@@ -450,3 +450,46 @@ describe('tui keys from a real terminal', () => {
     expect(decode('\x1b\r')).toEqual([{ name: 'escape' }, { name: 'enter' }]);
   });
 });
+
+describe('drafts, delivery and late answers', () => {
+  it('keeps every card\'s draft while it runs: leaving one card for another and coming back resumes it', () => {
+    // The list is oldest first: c-multi is 1, c-single 2.
+    let s = run(loaded(single, multi), [k('char', '2'), k('down'), k('escape')]).state;
+    s = run(s, [k('char', '1'), k('char', '3'), k('escape')]).state; // c-multi: "rust" checked
+    expect(s.collapsed?.cardId).toBe('c-multi');
+    s = run(s, [k('char', '2')]).state;
+    expect(s.open).toMatchObject({ cardId: 'c-single', cursor: 1 });
+    s = run(s, [k('escape'), k('char', '1')]).state;
+    expect(s.open).toMatchObject({ cardId: 'c-multi', checked: ['rust'] });
+    // Closed: its draft goes.
+    s = reduce(s, { type: 'card', card: { ...single, status: 'expired' } }).state;
+    expect(Object.keys(s.drafts)).toEqual(['c-multi']);
+  });
+
+  it('the line of a closed card follows where its answer got to', () => {
+    const answered = { ...single, status: 'answered' as const, answer: { db: { selected: ['postgres'] } }, delivery: { state: 'sent' as const, at: '2026-01-01T00:01:00.000Z' } };
+    let s = reduce(loaded(single), { type: 'card', card: answered }).state;
+    expect(s.resolved.map((r) => r.line)).toEqual(['Card c-single was answered elsewhere: postgres · sent']);
+    s = reduce(s, { type: 'card', card: { ...answered, delivery: { state: 'delivered', at: '2026-01-01T00:01:01.000Z', to: 'session' } } }).state;
+    expect(s.resolved.map((r) => r.line)).toEqual(['Card c-single was answered elsewhere: postgres · delivered to the session']);
+    s = reduce(s, { type: 'card', card: { ...multi, status: 'answered', delivery: { state: 'undelivered', at: '2026-01-01T00:01:01.000Z' } } }).state;
+    expect(s.resolved).toHaveLength(1); // a card it never listed changes nothing
+  });
+
+  it('/late <card-id> <answer> sends a late answer; the card\'s line then says so', () => {
+    let s = reduce(loaded(single), { type: 'card', card: { ...single, status: 'expired' } }).state;
+    expect(s.resolved.map((r) => r.line)).toEqual(['Card c-single expired before it was answered.']);
+    const { state, effects } = run(s, typed('/late c-single postgres'));
+    expect(effects).toEqual([{ type: 'reply', cardId: 'c-single', text: 'postgres', late: true }]);
+    expect(state.notice).toBe('Sending the late answer "postgres" to c-single…');
+    const late = {
+      ...single,
+      status: 'expired' as const,
+      lateAnswer: { answer: { db: { selected: ['postgres'] } }, answeredBy: { kind: 'human' as const, id: 'operator', surface: 'cli' }, lateAt: '2026-01-01T09:00:00.000Z' },
+      delivery: { state: 'sent' as const, at: '2026-01-01T09:00:00.000Z' },
+    };
+    s = reduce(state, { type: 'sent', card: late }).state;
+    expect(s.resolved.map((r) => r.line)).toEqual(['Card c-single expired before it was answered. · answered late: postgres · sent']);
+    expect(run(s, typed('/late c-single')).state.notice).toMatch(/^Give the card and the answer\. \/late <card-id> <answer>/);
+  });
+});

@@ -56,7 +56,7 @@ function listLines(s: TuiState, now: number, width: number): string[] {
   if (!typed) {
     lines.push(clip('↑↓ move · Enter or 1-9 open · type a reply or /question, then Enter · q quit', width));
   } else if (typed.startsWith('/')) {
-    lines.push(clip('Enter runs the command (/question, /question N, /quit) · Esc clears', width));
+    lines.push(clip('Enter runs the command (/question, /question N, /late ID TEXT, /quit) · Esc clears', width));
   } else if (target) {
     lines.push(clip(`Enter answers ${s.cards.indexOf(target) + 1}. ${cardLabel(target)} (${target.id}) · Esc clears`, width));
   } else {

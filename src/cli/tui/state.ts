@@ -1,5 +1,6 @@
 import type { Answer, AnswerEntry, Card, Question } from '../../cards/model.js';
 import { entryText, oneLine } from '../format.js';
+import { LATE_USAGE, lateCommand, onClosedCard, resolution } from './closed.js';
 
 // The terminal UI's state machine: pure. (state, input) → { state, effects }. The shell
 // (tui-command.ts) turns key presses, relay events and API results into inputs, performs
@@ -37,6 +38,8 @@ export interface OpenCard {
 export interface Resolution {
   cardId: string;
   /** "Answered c_…: sqlite", "Card c_… expired before it was answered.", … */
+  base: string;
+  /** The base and where the answer got to: "Answered c_…: sqlite · delivered to the session". */
   line: string;
 }
 
@@ -47,6 +50,8 @@ export interface TuiState {
   open?: OpenCard;
   /** The card last left with Esc, with its draft: `/question` (or opening it) resumes it. */
   collapsed?: OpenCard;
+  /** Every card's draft, kept while the tui runs: opening a card again resumes it. */
+  drafts: Record<string, OpenCard>;
   /** The list view's input line: a `/command` or a typed reply. */
   input: string;
   /** A typed reply on its way to the relay (POST /api/cards/:id/reply). */
@@ -67,7 +72,7 @@ export const SKIP_COMMAND = '/skip';
 
 export type Effect =
   | { type: 'answer'; cardId: string; answers: Answer }
-  | { type: 'reply'; cardId: string; text: string }
+  | { type: 'reply'; cardId: string; text: string; late?: boolean }
   | { type: 'skip'; cardId: string }
   | { type: 'quit' };
 
@@ -84,7 +89,7 @@ export interface Step {
   effects: Effect[];
 }
 
-export const initialState = (): TuiState => ({ cards: [], listIndex: 0, input: '', resolved: [], connection: 'connecting' });
+export const initialState = (): TuiState => ({ cards: [], listIndex: 0, input: '', resolved: [], drafts: {}, connection: 'connecting' });
 
 export type Entry = { kind: 'option'; label: string; description?: string } | { kind: 'other' } | { kind: 'skip' };
 
@@ -142,20 +147,24 @@ export function resolutionLine(card: Card, here: boolean): string {
 }
 
 /** Keeps a card's resolution line (one per card; the newest wins) and drops the oldest beyond RESOLVED_KEPT. */
-function remember(resolved: Resolution[], cardId: string, line: string): Resolution[] {
-  return [...resolved.filter((r) => r.cardId !== cardId), { cardId, line }].slice(-RESOLVED_KEPT);
+function remember(resolved: Resolution[], kept: Resolution): Resolution[] {
+  return [...resolved.filter((r) => r.cardId !== kept.cardId), kept].slice(-RESOLVED_KEPT);
 }
 
+const withoutDraft = (drafts: Record<string, OpenCard>, cardId: string) => Object.fromEntries(Object.entries(drafts).filter(([id]) => id !== cardId));
+
 /** State once a card is no longer pending: out of the list, not open, not collapsed, not being replied to. */
-function closeCard(s: TuiState, cardId: string, line: string, notice: string | undefined): TuiState {
+function closeCard(s: TuiState, kept: Resolution, notice: string | undefined): TuiState {
+  const { cardId } = kept;
   const cards = s.cards.filter((c) => c.id !== cardId);
   return {
     ...s,
     cards,
     open: s.open?.cardId === cardId ? undefined : s.open,
     collapsed: s.collapsed?.cardId === cardId ? undefined : s.collapsed,
+    drafts: withoutDraft(s.drafts, cardId),
     replying: s.replying?.cardId === cardId ? undefined : s.replying,
-    resolved: remember(s.resolved, cardId, line),
+    resolved: remember(s.resolved, kept),
     notice,
     listIndex: clamp(s.listIndex, cards.length),
   };
@@ -186,10 +195,10 @@ export function reduce(s: TuiState, input: Input): Step {
       return { state: { ...s, connection: input.connection, notice }, effects: [] };
     }
     case 'sent': {
-      const line = resolutionLine(input.card, true);
+      const kept = resolution(input.card, resolutionLine(input.card, true));
       // Another card open: the line waits in the list, the open card is not disturbed.
-      const notice = s.open && s.open.cardId !== input.card.id ? s.notice : line;
-      return { state: closeCard(s, input.card.id, line, notice), effects: [] };
+      const notice = s.open && s.open.cardId !== input.card.id ? s.notice : kept.line;
+      return { state: closeCard(s, kept, notice), effects: [] };
     }
     case 'failed': {
       if (s.replying?.cardId === input.cardId) {
@@ -210,14 +219,15 @@ function onCards(s: TuiState, list: Card[]): Step {
   let { open, collapsed, resolved, notice } = s;
   // Cards that went away while the stream was down: why is not known here, only that they did.
   for (const gone of s.cards.filter((c) => !pending.has(c.id) && c.id !== s.replying?.cardId)) {
-    if (!resolved.some((r) => r.cardId === gone.id)) resolved = remember(resolved, gone.id, `Card ${gone.id} is no longer pending.`);
+    if (!resolved.some((r) => r.cardId === gone.id)) resolved = remember(resolved, resolution(gone, `Card ${gone.id} is no longer pending.`));
   }
   if (open && !pending.has(open.cardId)) {
     notice = `Card ${open.cardId} is no longer pending.`;
     open = undefined;
   }
   if (collapsed && !pending.has(collapsed.cardId)) collapsed = undefined;
-  return { state: { ...s, cards, open, collapsed, resolved, notice, listIndex: clamp(s.listIndex, cards.length) }, effects: [] };
+  const drafts = Object.fromEntries(Object.entries(s.drafts).filter(([id]) => pending.has(id)));
+  return { state: { ...s, cards, open, collapsed, drafts, resolved, notice, listIndex: clamp(s.listIndex, cards.length) }, effects: [] };
 }
 
 function onCard(s: TuiState, card: Card): Step {
@@ -226,13 +236,13 @@ function onCard(s: TuiState, card: Card): Step {
     const cards = known ? s.cards.map((c) => (c.id === card.id ? card : c)) : [...s.cards, card].sort(byAge);
     return { state: { ...s, cards }, effects: [] };
   }
-  if (!known) return { state: s, effects: [] };
+  if (!known) return onClosedCard(s, card);
   // Our own answer, skip or typed reply coming back over the event stream (maybe before the POST returns).
   const here = (s.open?.cardId === card.id && !!s.open.sending) || s.replying?.cardId === card.id;
-  const line = resolutionLine(card, here);
+  const kept = resolution(card, resolutionLine(card, here));
   // With another card open, the line waits in the list and the open card is not disturbed.
-  const notice = s.open && s.open.cardId !== card.id ? s.notice : line;
-  return { state: closeCard(s, card.id, line, notice), effects: [] };
+  const notice = s.open && s.open.cardId !== card.id ? s.notice : kept.line;
+  return { state: closeCard(s, kept, notice), effects: [] };
 }
 
 function onKey(s: TuiState, key: Key): Step {
@@ -242,11 +252,13 @@ function onKey(s: TuiState, key: Key): Step {
   return onListKey(s, key);
 }
 
-/** Opens the card at `index` of the list; the collapsed card resumes its draft. */
+/** Opens the card at `index` of the list; a card left earlier resumes its draft. */
 function openAt(s: TuiState, index: number): Step {
   const card = s.cards[index];
-  if (s.collapsed?.cardId === card.id) {
-    return { state: { ...s, listIndex: index, open: s.collapsed, collapsed: undefined, input: '', notice: undefined }, effects: [] };
+  const draft = s.collapsed?.cardId === card.id ? s.collapsed : s.drafts[card.id];
+  if (draft) {
+    const collapsed = s.collapsed?.cardId === card.id ? undefined : s.collapsed;
+    return { state: { ...s, listIndex: index, open: draft, collapsed, input: '', notice: undefined }, effects: [] };
   }
   return { state: { ...s, listIndex: index, open: startStep(card, 0, {}), input: '', notice: undefined }, effects: [] };
 }
@@ -287,9 +299,10 @@ function submit(s: TuiState): Step {
     const [, name, arg] = command;
     const cleared = { ...s, input: '' };
     if (name.toLowerCase() === 'quit') return quit(cleared);
+    if (name.toLowerCase() === 'late') return lateCommand(s, arg);
     if (name.toLowerCase() !== 'question') {
       // Kept on the line to be corrected. A reply that starts with "/" goes through Other… on the card.
-      return { state: { ...s, notice: `Unknown command "/${name}". ${QUESTION_USAGE} /quit quits. (To answer with text starting with "/", open the card and use Other….)` }, effects: [] };
+      return { state: { ...s, notice: `Unknown command "/${name}". ${QUESTION_USAGE} ${LATE_USAGE} /quit quits. (To answer with text starting with "/", open the card and use Other….)` }, effects: [] };
     }
     if (s.cards.length === 0) return { state: { ...cleared, notice: 'No question is waiting.' }, effects: [] };
     if (!arg) {
@@ -315,7 +328,7 @@ function submit(s: TuiState): Step {
 /** Esc from a card: back to the list, the card (and its draft) kept as the collapsed one. */
 function collapse(s: TuiState, open: OpenCard): Step {
   const index = s.cards.findIndex((c) => c.id === open.cardId);
-  return { state: { ...s, open: undefined, collapsed: open, listIndex: index >= 0 ? index : s.listIndex, notice: undefined }, effects: [] };
+  return { state: { ...s, open: undefined, collapsed: open, drafts: { ...s.drafts, [open.cardId]: open }, listIndex: index >= 0 ? index : s.listIndex, notice: undefined }, effects: [] };
 }
 
 function onCardKey(s: TuiState, open: OpenCard, card: Card, key: Key): Step {

@@ -27,6 +27,8 @@ it reconnects and reloads the pending cards).
   The list's input line (type, then Enter):
     /question     reopens the card left with Esc (its draft kept), else the oldest
     /question N   opens the Nth card of the list
+    /late ID TEXT answers a card that expired or was cancelled (a late answer);
+                  the lines under the list say where each answer got to
     /quit         quits
     any other text answers the card left with Esc (else the oldest) as a plain-text
                   reply: an option's number or label, "1, 3" on multi-select, or words
@@ -110,7 +112,7 @@ export async function tuiCommand(argv: string[]): Promise<number> {
   const perform = (effect: Effect) => {
     if (effect.type === 'quit') return finish(0);
     const call =
-      effect.type === 'answer' ? client.answer(effect.cardId, effect.answers) : effect.type === 'reply' ? client.reply(effect.cardId, effect.text) : client.skip(effect.cardId);
+      effect.type === 'answer' ? client.answer(effect.cardId, effect.answers) : effect.type === 'reply' ? client.reply(effect.cardId, effect.text, { late: effect.late }) : client.skip(effect.cardId);
     call.then(
       (card) => dispatch({ type: 'sent', card }),
       (err: unknown) => dispatch({ type: 'failed', cardId: effect.cardId, message: err instanceof ApiError ? err.message : (err as Error).message }),

@@ -1,0 +1,47 @@
+import type { Card } from '../../cards/model.js';
+import { entryText } from '../format.js';
+import type { Resolution, Step, TuiState } from './state.js';
+
+// Cards the terminal UI no longer lists, pure like the reducer (state.ts): the line each keeps
+// says where its answer got to as the relay's events tell it (docs/api.md, "Delivery"), and a
+// card that expired or was cancelled takes a late answer with `/late <card-id> <answer>`.
+
+export const LATE_USAGE = '/late <card-id> <answer> answers a card that expired or was cancelled (a late answer).';
+
+const TO = { session: 'the session', mcp: 'the MCP client', 'long-poll': 'a long poll', ask: 'askrelay ask' } as const;
+
+/** " · delivered to the session", " · answered late: sqlite · sent", or nothing before an answer. */
+export function deliverySuffix(card: Card): string {
+  const late = card.lateAnswer ? ` · answered late: ${lateText(card)}` : '';
+  const d = card.delivery;
+  if (!d) return late;
+  const where = d.state === 'delivered' ? `delivered${d.to ? ` to ${TO[d.to]}` : ''}` : d.state === 'undelivered' ? 'not delivered (nobody was waiting)' : d.state;
+  return `${late} · ${where}`;
+}
+
+function lateText(card: Card): string {
+  const answer = card.lateAnswer!.answer;
+  if (card.questions.length === 1) return entryText(answer[card.questions[0].id]);
+  return card.questions.map((q) => `${q.header || q.id}: ${entryText(answer[q.id])}`).join('; ');
+}
+
+/** The line kept for a closed card: how it closed (`base`), then where its answer got to. */
+export const resolution = (card: Card, base: string): Resolution => ({ cardId: card.id, base, line: `${base}${deliverySuffix(card)}` });
+
+/** A closed card's later news (its late answer, its delivery): its kept line follows. */
+export function onClosedCard(s: TuiState, card: Card): Step {
+  const kept = s.resolved.find((r) => r.cardId === card.id);
+  if (!kept) return { state: s, effects: [] };
+  const resolved = s.resolved.map((r) => (r === kept ? resolution(card, kept.base) : r));
+  return { state: { ...s, resolved }, effects: [] };
+}
+
+/** `/late <card-id> <answer>`: the words read like a typed reply, sent as a late answer. */
+export function lateCommand(s: TuiState, arg: string): Step {
+  const [, id, text] = /^(\S+)\s+([\s\S]+)$/.exec(arg.trim()) ?? [];
+  if (!id || !text?.trim()) return { state: { ...s, notice: `Give the card and the answer. ${LATE_USAGE}` }, effects: [] };
+  return {
+    state: { ...s, input: '', notice: `Sending the late answer "${text.trim()}" to ${id}…` },
+    effects: [{ type: 'reply', cardId: id, text: text.trim(), late: true }],
+  };
+}
