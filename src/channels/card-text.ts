@@ -98,11 +98,15 @@ export function closedNotice(card: Card): string {
     case 'answered':
       return `Already answered: ${answerSummary(card)}.`;
     case 'expired':
-      return 'This question expired; nobody is waiting for the answer any more.';
+      return card.lateAnswer
+        ? `This question expired, and was answered late: ${answerSummary({ ...card, answer: card.lateAnswer.answer })}.`
+        : 'This question expired; nobody is waiting for the answer any more. To answer it anyway, reply to its message (where this chat allows) or use Answer anyway on the relay\'s page.';
     case 'skipped':
       return 'This question was skipped.';
     case 'cancelled':
-      return 'This question was cancelled: the agent stopped waiting.';
+      return card.lateAnswer
+        ? `This question was cancelled, and was answered late: ${answerSummary({ ...card, answer: card.lateAnswer.answer })}.`
+        : 'This question was cancelled: the agent stopped waiting. To answer it anyway, reply to its message (where this chat allows) or use Answer anyway on the relay\'s page.';
     default:
       return 'This question is still open.';
   }

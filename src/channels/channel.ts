@@ -43,7 +43,12 @@ export type InboundOutcome =
   /** A repeat of a tap handled within the last minute: do nothing visible. */
   | { kind: 'ignored' }
   /** Refused, closed, or unreadable: nothing changed; `notice` says why, politely. */
-  | { kind: 'refused' | 'closed' | 'invalid'; notice: string };
+  | { kind: 'refused' | 'closed' | 'invalid'; notice: string }
+  /**
+   * A reply to a card that expired or was cancelled, kept as its late answer: the card's
+   * message does not change, so `notice` tells the person (every platform shows a notice).
+   */
+  | { kind: 'late'; card: Card; notice: string };
 
 /** What channels call when people act: the shared rules (who may answer, repeats, parsing). */
 export interface ChannelInbox {

@@ -5,7 +5,7 @@ import { auditRefusal } from '../relay/audit.js';
 import type { CardAccess } from '../relay/card-access.js';
 import type { AuditWriter } from '../store/audit-store.js';
 import type { AsyncChannelStore } from '../store/channel-store.js';
-import { closedNotice } from './card-text.js';
+import { answerSummary, closedNotice } from './card-text.js';
 import type { ChannelInbox, InboundAction, InboundOutcome, MessageRef } from './channel.js';
 import type { ChannelId } from './config.js';
 
@@ -51,9 +51,12 @@ export class Inbox implements ChannelInbox {
     });
   }
 
+  /** Typed text; on a card that expired or was cancelled (and has none yet), its late answer. */
   async reply({ user, cardId, text }: InboundAction & { text: string }): Promise<InboundOutcome> {
     if (this.repeated(`${user}\0${cardId}\0reply\0${text}`)) return { kind: 'ignored' };
-    return this.act(user, cardId, (who) => this.options.access.reply(who, cardId, text), text);
+    const outcome = await this.act(user, cardId, (who, card) => this.options.access.reply(who, cardId, text, undefined, { late: takesLate(card) }), text, true);
+    if (outcome.kind !== 'answered' || !outcome.card.lateAnswer || outcome.card.status === 'answered') return outcome;
+    return { kind: 'late', card: outcome.card, notice: lateNotice(outcome.card) };
   }
 
   async beforePrompt({ user, cardId }: InboundAction): Promise<Exclude<InboundOutcome, { kind: 'answered' | 'ignored' }> | undefined> {
@@ -85,7 +88,7 @@ export class Inbox implements ChannelInbox {
     return this.anyone || this.answerers.has(user);
   }
 
-  private async act(user: string, cardId: string, answer: (who: Principal, card: Card) => Promise<Card>, typed?: string): Promise<InboundOutcome> {
+  private async act(user: string, cardId: string, answer: (who: Principal, card: Card) => Promise<Card>, typed?: string, late = false): Promise<InboundOutcome> {
     const card = await this.card(cardId);
     if (!card) return { kind: 'closed', notice: 'This question is no longer known to the relay.' };
     const who: Principal = { kind: 'human', id: `${this.options.channel}:${user}`, surface: this.options.channel };
@@ -93,13 +96,13 @@ export class Inbox implements ChannelInbox {
       auditRefusal(this.options.audit, who, card, 'answer', 'not_an_answerer', new Date(this.options.now()));
       return { kind: 'refused', notice: NOT_AN_ANSWERER };
     }
-    if (card.status !== 'pending') return { kind: 'closed', notice: closedNotice(card) };
+    if (card.status !== 'pending' && !(late && takesLate(card))) return { kind: 'closed', notice: closedNotice(card) };
     try {
       return { kind: 'answered', card: await answer(who, card) };
     } catch (err) {
       if (!(err instanceof RelayError)) throw err;
       const current = await this.card(cardId);
-      if (current && current.status !== 'pending') return { kind: 'closed', notice: closedNotice(current) };
+      if (current && current.status !== 'pending' && !(late && takesLate(current))) return { kind: 'closed', notice: closedNotice(current) };
       return { kind: 'invalid', notice: err.code === 'ambiguous_reply' ? slipNotice(err.message, typed) : unechoed(err.message, typed) };
     }
   }
@@ -112,6 +115,15 @@ export class Inbox implements ChannelInbox {
     this.recent.set(key, now);
     return false;
   }
+}
+
+/** A card that expired or was cancelled and has no late answer yet: a reply to it is one. */
+const takesLate = (card: Card) => (card.status === 'expired' || card.status === 'cancelled') && !card.lateAnswer;
+
+/** What the person who gave a late answer is told (the card's own message stays as it was). */
+function lateNotice(card: Card): string {
+  const answered = { ...card, answer: card.lateAnswer!.answer };
+  return `Kept as a late answer: ${answerSummary(answered)}. The agent went on without it; it gets it if it still can.`;
 }
 
 /**

@@ -228,9 +228,9 @@ describe('discord channel', () => {
 
     // A press on a closed card says so, privately; a modal is not opened for it.
     expect((await send(buttonPress(ADA, `askrelay:${expiring.id}:0`, b))).body).toEqual(
-      privately('This question expired; nobody is waiting for the answer any more.'),
+      privately('This question expired; nobody is waiting for the answer any more. To answer it anyway, reply to its message (where this chat allows) or use Answer anyway on the relay\'s page.'),
     );
-    expect((await send(buttonPress(ADA, `askrelay:${cancelled.id}:reply`, c))).body).toEqual(privately('This question was cancelled: the agent stopped waiting.'));
+    expect((await send(buttonPress(ADA, `askrelay:${cancelled.id}:reply`, c))).body).toEqual(privately('This question was cancelled: the agent stopped waiting. To answer it anyway, reply to its message (where this chat allows) or use Answer anyway on the relay\'s page.'));
     expect(fake.messages.every((m) => m.edits.length === 1)).toBe(true);
   });
 

@@ -163,7 +163,7 @@ describe('Mattermost channel', () => {
     expect((await h.relay.get(card.id)).status).toBe('expired');
     const late = await click(ALICE);
     expect(late.status).toBe(200);
-    expect(await late.json()).toEqual({ ephemeral_text: 'This question expired; nobody is waiting for the answer any more.' });
+    expect(await late.json()).toEqual({ ephemeral_text: 'This question expired; nobody is waiting for the answer any more. To answer it anyway, reply to its message (where this chat allows) or use Answer anyway on the relay\'s page.' });
     // An hour later the button itself has expired: whoever still holds its context is refused.
     await h.advance(3_600_000);
     const expired = await click(ALICE);

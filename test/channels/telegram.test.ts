@@ -219,7 +219,29 @@ describe('telegram channel', () => {
     // A tap on a closed card changes nothing and says why.
     fake.tap(ADA, b.message_id, `a:${expiring.id}:0`);
     await waitUntil(() => fake.callbackAnswers.length === 1, 'the tap on an expired card');
-    expect(fake.callbackAnswers[0].text).toBe('This question expired; nobody is waiting for the answer any more.');
+    expect(fake.callbackAnswers[0].text).toBe('This question expired; nobody is waiting for the answer any more. To answer it anyway, reply to its message (where this chat allows) or use Answer anyway on the relay\'s page.');
+  });
+
+  it('a reply to an expired card\'s message is its late answer: kept, told to the person, and a second one is told the first', async () => {
+    const card = await h.ask({ ...single, waitSeconds: 60 });
+    await h.idle();
+    const [message] = cardMessages();
+    await h.advance(61_000);
+    const reply = fake.reply(ADA, message.message_id, 'sqlite');
+    const notice = await waitUntil(() => fake.sent.find((m) => m.reply_to_message?.message_id === reply), 'the notice');
+    expect(notice.text).toBe('Kept as a late answer: SQLite. The agent went on without it; it gets it if it still can.');
+    expect(await h.relay.get(card.id)).toMatchObject({
+      status: 'expired',
+      lateAnswer: { answer: { q1: { selected: ['SQLite'] } }, answeredBy: { kind: 'human', id: `telegram:${ADA.id}`, surface: 'telegram' } },
+      delivery: { state: 'sent' },
+    });
+    // Someone who may not answer is refused, late or not.
+    const eve = fake.reply(EVE, message.message_id, 'postgresql');
+    expect((await waitUntil(() => fake.sent.find((m) => m.reply_to_message?.message_id === eve), 'the refusal')).text).toBe(NOT_AN_ANSWERER);
+    const again = fake.reply(ADA, message.message_id, 'postgresql');
+    const second = await waitUntil(() => fake.sent.find((m) => m.reply_to_message?.message_id === again), 'the second notice');
+    expect(second.text).toBe('This question expired, and was answered late: SQLite.');
+    expect((await h.relay.get(card.id)).lateAnswer?.answer).toEqual({ q1: { selected: ['SQLite'] } });
   });
 
   it('waits exactly as long as a 429 asks before posting', async () => {
