@@ -75,6 +75,17 @@ const DB = { question: 'Which database?', header: 'Database', options: [{ label:
 const DB_REORDERED = { options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }], header: 'Database', question: 'Which database?' };
 const OPENCLAW_DB = { id: 'db', question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
 
+/** A call that asked `DB` and whose client then went away: its card, once the relay noticed (its grace runs). */
+async function askedThenGone(relay: TestRelay) {
+  const first = await connect(relay);
+  const lost = call(first.client, { questions: [DB] }).catch(() => 'gone');
+  const card = await onlyPending(relay);
+  await first.transport.close();
+  await lost;
+  await graces(relay, 1);
+  return card;
+}
+
 describe('a waiting MCP call re-attaches to its card', () => {
   it('re-sent on a new MCP session after the client went away: the same card, answered once', async () => {
     const relay = await relayOn();
@@ -126,12 +137,7 @@ describe('a waiting MCP call re-attaches to its card', () => {
 
   it('answered while the client was away: the re-sent call gets the answer at once; asking again later is a new card', async () => {
     const relay = await relayOn();
-    const first = await connect(relay);
-    const lost = call(first.client, { questions: [DB] }).catch(() => 'gone');
-    const card = await onlyPending(relay);
-    await first.transport.close();
-    await lost;
-    await graces(relay, 1); // the relay noticed the closed connection
+    const card = await askedThenGone(relay);
     await answer(relay, card.id, { q1: { selected: ['PostgreSQL'] } });
 
     const second = await connect(relay);
@@ -149,12 +155,7 @@ describe('a waiting MCP call re-attaches to its card', () => {
 
   it('cancelled after the grace, then answered late: the call re-sent later gets the late answer as its result, delivered to MCP', async () => {
     const relay = await relayOn();
-    const first = await connect(relay);
-    const lost = call(first.client, { questions: [DB] }).catch(() => 'gone');
-    const card = await onlyPending(relay);
-    await first.transport.close();
-    await lost;
-    await graces(relay, 1);
+    const card = await askedThenGone(relay);
     clockOf(relay).advance(GRACE_MS);
     await statusOf(relay, card.id, 'cancelled');
     const res = await relay.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } }, late: true } });
