@@ -202,9 +202,16 @@ export class SessionManager {
       const closed = await this.book.whileLaunching(session.id, async (mark) => {
         const claim = owners ? await owners.claim(session.id) : { held: true };
         if (!claim.held) return false;
+        // Read again now that it is held: stopped since the list was read (its lease just given
+        // up, and so taken here again), it is left stopped.
+        const current = await this.options.store.get(session.id);
+        if (!current || CLOSED.includes(current.status)) {
+          await owners?.release(session.id);
+          return false;
+        }
         mark.held = true;
         try {
-          await this.resume(session, claim.from, mark);
+          await this.resume(current, claim.from, mark);
           return false;
         } catch (err) {
           // One session that cannot be picked up must not keep the relay (or the sessions after it) from starting.
@@ -241,8 +248,12 @@ export class SessionManager {
     }
     const live = await this.launch(session, next.factory);
     if (!live) return;
-    // An idle session takes a late answer that came while no node ran it.
-    if (session.status === 'idle') return this.late.offer(session.id);
+    if (session.status === 'idle') {
+      // Stopped while it was being launched: stop() found no runner to stop then.
+      if (CLOSED.includes((await this.book.record(session.id)).status)) return this.book.dropLaunched(session.id, live);
+      // An idle session takes a late answer that came while no node ran it.
+      return this.late.offer(session.id);
+    }
     const prompt = (await this.options.store.transcript(session.id)).find((e) => e.role === 'user')?.text ?? '';
     await this.book.serial(session.id, () => firstTurn(this.turns, session.id, live, () => live.runner.start(prompt, true)));
   }

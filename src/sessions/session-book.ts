@@ -92,6 +92,12 @@ export class SessionBook {
     this.serial(id, change).catch((err: unknown) => this.options.warn(`askrelay: session ${id}: could not store ${what}: ${(err as Error)?.message ?? String(err)}`));
   }
 
+  /** A runner made for a session that was stopped meanwhile: not live, and stopped. */
+  async dropLaunched(id: string, live: Live): Promise<void> {
+    if (this.live.get(id) === live) this.live.delete(id);
+    await stopRunner(live);
+  }
+
   /** Resolves once the changes queued for the session so far are done (stored or failed). */
   async settled(id: string): Promise<void> {
     await this.queues.get(id)?.catch(() => {});

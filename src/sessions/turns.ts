@@ -1,5 +1,5 @@
 import type { Clock } from '../relay/clock.js';
-import { CLOSED, stopRunner, type Live, type SessionBook } from './session-book.js';
+import { CLOSED, type Live, type SessionBook } from './session-book.js';
 import type { SessionOwners } from './session-owners.js';
 
 // A session's turns: one runs from the prompt or the user's message until its runner's
@@ -50,8 +50,7 @@ export async function runTurn({ book, clock, owners, afterTurn }: TurnDeps, id: 
 export async function firstTurn(deps: TurnDeps, id: string, live: Live, turn: () => Promise<void>): Promise<void> {
   const { book } = deps;
   if (!CLOSED.includes((await book.record(id)).status)) return runTurn(deps, id, turn);
-  if (book.live.get(id) === live) book.live.delete(id);
-  await stopRunner(live);
+  await book.dropLaunched(id, live);
 }
 
 /** Marks stuck every live session running with no activity for `after` ms; resolves once they are. */

@@ -50,7 +50,12 @@ function counting(node: string, started: string[]): RunnerFactory {
   };
 }
 
-async function node(id: string, started: string[], wrap: (store: AsyncSessionStore) => AsyncSessionStore = (s) => s) {
+/** A runner whose turns end at once: its session is idle between them. */
+function idling(node: string, started: string[]): RunnerFactory {
+  return { ...counting(node, started), create: () => ({ start: async () => void started.push(node), send: async () => {}, stop: async () => {} }) };
+}
+
+async function node(id: string, started: string[], wrap: (store: AsyncSessionStore) => AsyncSessionStore = (s) => s, factory = counting(id, started)) {
   const stores = await postgresStores(db.url, randomBytes(32), () => {});
   const cluster = await stores.joinCluster(id, 1500, () => {});
   const relay = new Relay({ store: stores.cards, waits: { default: HOUR } });
@@ -64,7 +69,7 @@ async function node(id: string, started: string[], wrap: (store: AsyncSessionSto
       throw new Error('not forwarded in this test');
     },
   };
-  const manager = new SessionManager({ relay, store: wrap(stores.sessions), providers: { claude: counting(id, started) }, owners, log: () => {} });
+  const manager = new SessionManager({ relay, store: wrap(stores.sessions), providers: { claude: factory }, owners, log: () => {} });
   open.push({ stores, cluster, relay, manager });
   return manager;
 }
@@ -126,6 +131,36 @@ it('a session being started is counted among the live ones, so the lease round r
   a = await node('node-a', started, (store) => afterInsert(store, async () => void seen.push(a!.liveIds())));
   const session = await a.start({ provider: 'claude', engine: 'messages', prompt: 'go' });
   expect(seen).toEqual([[session.id]]);
+});
+
+it("a session stopped while its own node's lease round adopts it is not run again (found by a loaded run)", async () => {
+  const started: string[] = [];
+  let during: (() => Promise<unknown>) | undefined;
+  // The round reads the active sessions, then the session is stopped, then the round goes on.
+  const a: SessionManager = await node(
+    'node-a',
+    started,
+    (store) =>
+      new Proxy(store, {
+        get(target, name, receiver) {
+          if (name !== 'active') return Reflect.get(target, name, receiver);
+          return async () => {
+            const found = await target.active();
+            await during?.();
+            return found;
+          };
+        },
+      }),
+    idling('node-a', started),
+  );
+  const session = await a.start({ provider: 'claude', engine: 'messages', prompt: 'go' });
+  await a.get(session.id);
+  expect((await a.get(session.id)).status).toBe('idle');
+  during = () => a.stop(session.id);
+  await a.adopt();
+  expect((await a.get(session.id)).status).toBe('stopped');
+  expect(a.liveIds()).toEqual([]);
+  expect(started).toEqual(['node-a']);
 });
 
 /** The store, with `then` run right after a session's row is written. */

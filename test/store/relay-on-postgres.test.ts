@@ -49,7 +49,9 @@ describe('the relay on PostgreSQL', { timeout: 60_000 }, () => {
     const waiting = r.api(`/api/cards/${card.id}/wait?timeout=30`);
     const answered = await json<Card>(await r.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { db: { selected: ['PostgreSQL'] } } } }));
     expect(answered).toMatchObject({ status: 'answered', answer: { db: { selected: ['PostgreSQL'] } } });
-    expect(await json<Card>(await waiting)).toEqual(answered);
+    expect(answered.delivery).toMatchObject({ state: 'sent' });
+    // The long poll took it: delivered to it.
+    expect(await json<Card>(await waiting)).toEqual({ ...answered, delivery: { state: 'delivered', at: expect.any(String), to: 'long-poll' } });
     const lost = await r.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { db: { selected: ['SQLite'] } } } });
     expect(lost.status).toBe(409);
     expect(((await lost.json()) as { card: Card }).card.answer).toEqual(answered.answer);
