@@ -126,6 +126,12 @@ let main: Harness;
 /** Its cards expire when the test moves its clock past QUICK_WAIT_MS. */
 let quick: Harness;
 const quickClock = new FakeClock(Date.now());
+// The manual and late-answer cases have their own: the cases run at once, and a clock moved by
+// one would expire another's card before that one saw it open (a loaded run timed out so).
+let manualHarness: Harness;
+const manualClock = new FakeClock(Date.now());
+let lateHarness: Harness;
+const lateClock = new FakeClock(Date.now());
 const QUICK_WAIT_MS = 60_000;
 
 beforeAll(async () => {
@@ -142,11 +148,15 @@ beforeAll(async () => {
   };
   main = await harness(join(root, 'main.sqlite'), 3_600_000);
   quick = await harness(join(root, 'quick.sqlite'), QUICK_WAIT_MS, quickClock);
+  manualHarness = await harness(join(root, 'manual.sqlite'), QUICK_WAIT_MS, manualClock);
+  lateHarness = await harness(join(root, 'late.sqlite'), QUICK_WAIT_MS, lateClock);
 });
 
 afterAll(async () => {
   await main?.close();
   await quick?.close();
+  await manualHarness?.close();
+  await lateHarness?.close();
   await fake?.close();
   rmSync(root, { recursive: true, force: true });
 });
@@ -268,36 +278,36 @@ describe.concurrent('the code engine: real Claude Code, real relay', { timeout: 
   });
 
   it('a late answer after the expiry is the next turn\'s user message, in the words every provider reads', async () => {
-    const s = await start(quick, 'late', 'autopilot');
-    const card = await pendingCard(quick, s.id);
-    quickClock.advance(QUICK_WAIT_MS);
-    await idle(quick, s.id);
-    const expiredAt = `${(await quick.relay.get(card.id)).expiresAt.slice(11, 16)} UTC`;
-    await quick.relay.answerLate(card.id, answerOf(card, [['SQLite']]));
+    const s = await start(lateHarness, 'late', 'autopilot');
+    const card = await pendingCard(lateHarness, s.id);
+    lateClock.advance(QUICK_WAIT_MS);
+    await idle(lateHarness, s.id);
+    const expiredAt = `${(await lateHarness.relay.get(card.id)).expiresAt.slice(11, 16)} UTC`;
+    await lateHarness.relay.answerLate(card.id, answerOf(card, [['SQLite']]));
     const late = `Late answer to your question "${Q}" (it expired at ${expiredAt}; you went on without it): SQLite.`;
     const after = await waitUntil(async () => {
-      await failed(quick, s.id);
-      const x = await sessionOf(quick, s.id);
+      await failed(lateHarness, s.id);
+      const x = await sessionOf(lateHarness, s.id);
       return x.status === 'idle' && x.transcript!.at(-1)!.text === `continued: ${late}` ? x : undefined;
     }, 'the late answer\'s turn');
     expect(lastUserText(requestsOf('late').at(-1)!)).toBe(late);
     expect(after.transcript!.at(-2)).toMatchObject({ role: 'user', text: late });
-    expect((await quick.relay.get(card.id)).delivery).toMatchObject({ state: 'delivered', to: 'session' });
+    expect((await lateHarness.relay.get(card.id)).delivery).toMatchObject({ state: 'delivered', to: 'session' });
   });
 
   it('expiry in manual mode ends the turn (no further model request); the next message continues', async () => {
-    const s = await start(quick, 'manual', 'manual');
-    await pendingCard(quick, s.id);
-    quickClock.advance(QUICK_WAIT_MS);
-    const done = await idle(quick, s.id);
+    const s = await start(manualHarness, 'manual', 'manual');
+    await pendingCard(manualHarness, s.id);
+    manualClock.advance(QUICK_WAIT_MS);
+    const done = await idle(manualHarness, s.id);
     expect(requestsOf('manual')).toHaveLength(1); // only the ask: the model was not asked to go on
     expect(done.transcript!.map((e) => e.role)).toEqual(['user', 'assistant', 'tool']);
     expect(done.transcript!.at(-1)!.text).toBe(NO_ANSWER);
 
-    await quick.sessions.message(s.id, 'Use SQLite.');
+    await manualHarness.sessions.message(s.id, 'Use SQLite.');
     const after = await waitUntil(async () => {
-      await failed(quick, s.id);
-      const x = await sessionOf(quick, s.id);
+      await failed(manualHarness, s.id);
+      const x = await sessionOf(manualHarness, s.id);
       return x.status === 'idle' && x.transcript!.at(-1)!.role === 'assistant' ? x : undefined;
     }, 'the next turn');
     const next = requestsOf('manual')[1]!;
