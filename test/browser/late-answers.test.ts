@@ -144,6 +144,28 @@ describe('drafts', () => {
 });
 
 describe('an answer the relay could not take', () => {
+  it('answered first elsewhere (409): the card shows the winning answer and who gave it, not an error', async () => {
+    const created = await createCard('Which database, raced?');
+    const card = cardOn(created.id);
+    await card.waitFor(WAIT);
+    // The page's answer is held on its way (a slow network) until the API has answered first.
+    let letGo = () => {};
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    await page.route(`**/api/cards/${created.id}/answer`, async (route) => {
+      await held;
+      await route.continue();
+    });
+    await card.locator('[data-testid="option"][data-label="SQLite"]').click();
+    const first = await relay.api(`/api/cards/${created.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['PostgreSQL'] } } } });
+    expect(first.status).toBe(200);
+    letGo();
+    await page.waitForFunction((id) => document.querySelector(`[data-card-id="${id}"] [data-testid="card-status"]`)?.textContent?.startsWith('Answered first elsewhere'), created.id, WAIT);
+    expect(await card.getByTestId('card-status').innerText()).toMatch(/^Answered first elsewhere: PostgreSQL \(answered by you through the API, \d{1,2}:\d{2}/);
+    expect(await card.getByTestId('card-error').isHidden()).toBe(true);
+    expect((await getCard(created.id)).answer).toEqual({ q1: { selected: ['PostgreSQL'] } });
+    await page.unroute(`**/api/cards/${created.id}/answer`);
+  });
+
   it('shows why and Retry, which sends the very same answer (the same Idempotency-Key) once the relay can take it', { timeout: 60_000 }, async () => {
     const created = await createCard('Which database, retried?');
     const card = cardOn(created.id);
