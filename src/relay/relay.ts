@@ -2,12 +2,15 @@ import { createHash, randomBytes } from 'node:crypto';
 import { checkAnswer, sameAnswer } from '../cards/answer.js';
 import { normalizeQuestions, normalizeTitle } from '../cards/draft.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus, DeliveryTarget } from '../cards/model.js';
-import { RelayError, storeUnavailable } from '../errors.js';
+import { RelayError } from '../errors.js';
 import type { AsyncCardStore, CardFilter } from '../store/store.js';
 import { MAX_TIMER_MS, systemClock, type Clock } from './clock.js';
 import { Deadlines } from './deadlines.js';
 import { deliveryDue, sentAt, withDelivery, withLateAnswer } from './delivery.js';
 import { RelayEvents, type CardEventName } from './events.js';
+import { Waiters, type WaitOptions } from './waiters.js';
+
+export type { WaitOptions } from './waiters.js';
 
 // The relay core: the only place cards change. Every change is committed to the store
 // first, then announced (events) and handed to whoever waits on the card. The store may be
@@ -30,16 +33,6 @@ export interface AnswerOptions {
   idempotencyKey?: string;
 }
 
-export interface WaitOptions {
-  signal?: AbortSignal;
-  /** Keep waiting past an expiry or cancellation, for a late answer (`askrelay ask --accept-late`). */
-  late?: boolean;
-}
-
-/** Whether a waiter has what it waits for: the card closed, or (late) an answer of any kind. */
-const waitedFor = (card: Card, late: boolean) =>
-  late ? card.status === 'answered' || card.status === 'skipped' || card.lateAnswer !== undefined : card.status !== 'pending';
-
 const MAX_WAIT_MS = 7 * 24 * 3600 * 1000;
 /** How long after a failed expiry (the store did not take the write) it is tried again. */
 export const EXPIRY_RETRY_MS = 1000;
@@ -61,7 +54,7 @@ export class Relay {
   private readonly deadlines: Deadlines;
   /** When each answer committed here counts as undelivered if nobody took it (delivery.ts). */
   private readonly dues: Deadlines;
-  private readonly waiters = new Map<string, Set<(card: Card) => void>>();
+  private readonly waiters: Waiters;
   /** Set by stop(): the store may be closed, so a failed expiry is not tried again. */
   private stopped = false;
 
@@ -70,6 +63,7 @@ export class Relay {
     this.clock = options.clock ?? systemClock;
     this.events = options.events ?? new RelayEvents();
     this.waits = options.waits;
+    this.waiters = new Waiters(this.clock, (id) => this.get(id));
     // An expiry the store did not take (its file locked by another program, the database
     // away) is tried again a little later, rather than leaving the card open past its deadline.
     this.deadlines = new Deadlines(this.clock, (ids) =>
@@ -128,7 +122,7 @@ export class Relay {
       const card = await this.store.getCard(id);
       if (card?.status === 'pending') this.hear('card.created', card);
     }
-    for (const id of new Set([...this.deadlines.ids(), ...this.waiters.keys()])) {
+    for (const id of new Set([...this.deadlines.ids(), ...this.waiters.ids()])) {
       if (open.has(id)) continue;
       const card = await this.store.getCard(id);
       if (card && card.status !== 'pending') this.hear('card.updated', card);
@@ -260,37 +254,8 @@ export class Relay {
   }
 
   /** Resolves with the card once it is no longer pending (or, `late`, has an answer), or undefined after timeoutMs. */
-  wait(id: string, timeoutMs: number, { signal, late = false }: WaitOptions = {}): Promise<Card | undefined> {
-    // The waiter is in place before the card is read: a close committed while the read is
-    // on its way still reaches it.
-    return new Promise((resolve, reject) => {
-      const set = this.waiters.get(id) ?? new Set();
-      this.waiters.set(id, set);
-      let finished = false;
-      const done = (result: Card | undefined, error?: unknown) => {
-        if (finished) return;
-        finished = true;
-        this.clock.clearTimer(timer);
-        signal?.removeEventListener('abort', onAbort);
-        set.delete(settle);
-        if (set.size === 0 && this.waiters.get(id) === set) this.waiters.delete(id);
-        if (error !== undefined) reject(error);
-        else resolve(result);
-      };
-      const settle = (closed: Card) => waitedFor(closed, late) && done(closed);
-      const onAbort = () => done(undefined);
-      const timer = this.clock.setTimer(() => done(undefined), timeoutMs);
-      set.add(settle);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      if (signal?.aborted) return onAbort(); // an abort event that came before the listener
-      this.get(id).then(
-        (card) => waitedFor(card, late) && done(card),
-        // The database went away during this read: the waiter stays, released when this node
-        // hears the change or re-reads what it missed once it is back (resync), or at its
-        // timeout. A card that does not exist still fails the wait.
-        (err: unknown) => storeUnavailable(err) === undefined && done(undefined, err),
-      );
-    });
+  wait(id: string, timeoutMs: number, options: WaitOptions = {}): Promise<Card | undefined> {
+    return this.waiters.wait(id, timeoutMs, options);
   }
 
   /**
@@ -376,8 +341,7 @@ export class Relay {
   }
 
   private release(card: Card): void {
-    const set = this.waiters.get(card.id);
-    if (set) [...set].forEach((settle) => settle(card));
+    this.waiters.release(card);
   }
 
   private async judgeLateAnswer(card: Card, answer: Answer, key: string | undefined): Promise<Card> {
