@@ -1,10 +1,17 @@
 import type { Card } from '../../cards/model.js';
 import { entryText } from '../format.js';
-import type { Resolution, Step, TuiState } from './state.js';
 
 // Cards the terminal UI no longer lists, pure like the reducer (state.ts): the line each keeps
 // says where its answer got to as the relay's events tell it (docs/api.md, "Delivery"), and a
 // card that expired or was cancelled takes a late answer with `/late <card-id> <answer>`.
+
+export interface Resolution {
+  cardId: string;
+  /** "Answered c_…: sqlite", "Card c_… expired before it was answered.", … */
+  base: string;
+  /** The base and where the answer got to: "Answered c_…: sqlite · delivered to the session". */
+  line: string;
+}
 
 export const LATE_USAGE = '/late <card-id> <answer> answers a card that expired or was cancelled (a late answer).';
 
@@ -28,20 +35,15 @@ function lateText(card: Card): string {
 /** The line kept for a closed card: how it closed (`base`), then where its answer got to. */
 export const resolution = (card: Card, base: string): Resolution => ({ cardId: card.id, base, line: `${base}${deliverySuffix(card)}` });
 
-/** A closed card's later news (its late answer, its delivery): its kept line follows. */
-export function onClosedCard(s: TuiState, card: Card): Step {
-  const kept = s.resolved.find((r) => r.cardId === card.id);
-  if (!kept) return { state: s, effects: [] };
-  const resolved = s.resolved.map((r) => (r === kept ? resolution(card, kept.base) : r));
-  return { state: { ...s, resolved }, effects: [] };
+/** A closed card's later news (its late answer, its delivery): its kept line follows; undefined when none is kept. */
+export function withNews(resolved: Resolution[], card: Card): Resolution[] | undefined {
+  const kept = resolved.find((r) => r.cardId === card.id);
+  return kept && resolved.map((r) => (r === kept ? resolution(card, kept.base) : r));
 }
 
-/** `/late <card-id> <answer>`: the words read like a typed reply, sent as a late answer. */
-export function lateCommand(s: TuiState, arg: string): Step {
+/** `/late <card-id> <answer>`: the words, read like a typed reply, to send as a late answer; or why not. */
+export function lateCommand(arg: string): { notice: string; reply?: { cardId: string; text: string } } {
   const [, id, text] = /^(\S+)\s+([\s\S]+)$/.exec(arg.trim()) ?? [];
-  if (!id || !text?.trim()) return { state: { ...s, notice: `Give the card and the answer. ${LATE_USAGE}` }, effects: [] };
-  return {
-    state: { ...s, input: '', notice: `Sending the late answer "${text.trim()}" to ${id}…` },
-    effects: [{ type: 'reply', cardId: id, text: text.trim(), late: true }],
-  };
+  if (!id || !text?.trim()) return { notice: `Give the card and the answer. ${LATE_USAGE}` };
+  return { notice: `Sending the late answer "${text.trim()}" to ${id}…`, reply: { cardId: id, text: text.trim() } };
 }

@@ -1,6 +1,8 @@
 import type { Answer, AnswerEntry, Card, Question } from '../../cards/model.js';
 import { entryText, oneLine } from '../format.js';
-import { LATE_USAGE, lateCommand, onClosedCard, resolution } from './closed.js';
+import { LATE_USAGE, lateCommand, resolution, withNews, type Resolution } from './closed.js';
+
+export type { Resolution } from './closed.js';
 
 // The terminal UI's state machine: pure. (state, input) → { state, effects }. The shell
 // (tui-command.ts) turns key presses, relay events and API results into inputs, performs
@@ -33,14 +35,6 @@ export interface OpenCard {
   scroll?: number;
   /** Long lines wrapped in full instead of cut to the width (the e key). */
   expanded?: boolean;
-}
-
-export interface Resolution {
-  cardId: string;
-  /** "Answered c_…: sqlite", "Card c_… expired before it was answered.", … */
-  base: string;
-  /** The base and where the answer got to: "Answered c_…: sqlite · delivered to the session". */
-  line: string;
 }
 
 export interface TuiState {
@@ -236,7 +230,10 @@ function onCard(s: TuiState, card: Card): Step {
     const cards = known ? s.cards.map((c) => (c.id === card.id ? card : c)) : [...s.cards, card].sort(byAge);
     return { state: { ...s, cards }, effects: [] };
   }
-  if (!known) return onClosedCard(s, card);
+  if (!known) {
+    const resolved = withNews(s.resolved, card);
+    return { state: resolved ? { ...s, resolved } : s, effects: [] };
+  }
   // Our own answer, skip or typed reply coming back over the event stream (maybe before the POST returns).
   const here = (s.open?.cardId === card.id && !!s.open.sending) || s.replying?.cardId === card.id;
   const kept = resolution(card, resolutionLine(card, here));
@@ -299,7 +296,11 @@ function submit(s: TuiState): Step {
     const [, name, arg] = command;
     const cleared = { ...s, input: '' };
     if (name.toLowerCase() === 'quit') return quit(cleared);
-    if (name.toLowerCase() === 'late') return lateCommand(s, arg);
+    if (name.toLowerCase() === 'late') {
+      const { notice, reply } = lateCommand(arg);
+      if (!reply) return { state: { ...s, notice }, effects: [] };
+      return { state: { ...cleared, notice }, effects: [{ type: 'reply', ...reply, late: true }] };
+    }
     if (name.toLowerCase() !== 'question') {
       // Kept on the line to be corrected. A reply that starts with "/" goes through Other… on the card.
       return { state: { ...s, notice: `Unknown command "/${name}". ${QUESTION_USAGE} ${LATE_USAGE} /quit quits. (To answer with text starting with "/", open the card and use Other….)` }, effects: [] };
