@@ -65,9 +65,13 @@ describe('two nodes on one database', () => {
     const released = await poll;
     expect(released.status).toBe(200);
     expect(((await released.json()) as { status: string }).status).toBe('answered');
-    await waitUntil(() => watch.events.some((e) => e.event === 'card.updated' && JSON.parse(e.data).status === 'answered'), 'card.updated on B');
-    const mine = watch.events.filter((e) => e.event.startsWith('card.') && JSON.parse(e.data).id === created.id).map((e) => `${e.event}:${JSON.parse(e.data).status}`);
-    expect(mine).toEqual(['card.created:pending', 'card.updated:answered']);
+    // The answer, then (from A, whose long poll took it) its delivery, each a card.updated.
+    const delivered = (e: { event: string; data: string }) => e.event === 'card.updated' && JSON.parse(e.data).delivery?.state === 'delivered';
+    await waitUntil(() => watch.events.some(delivered), 'the delivery on B');
+    const mine = watch.events
+      .filter((e) => e.event.startsWith('card.') && JSON.parse(e.data).id === created.id)
+      .map((e) => `${e.event}:${JSON.parse(e.data).status}:${JSON.parse(e.data).delivery?.state ?? '-'}`);
+    expect(mine).toEqual(['card.created:pending:-', 'card.updated:answered:sent', 'card.updated:answered:delivered']);
     watch.stop();
   });
 
