@@ -120,8 +120,13 @@ describe('"late": true', () => {
     }
     controller.abort();
     expect(seen!.lateAnswer!.answer).toEqual(pick('PostgreSQL'));
-    const audit = ((await (await relay.api('/api/audit?limit=10000')).json()) as { entries: AuditEntry[] }).entries;
-    expect(audit.filter((e) => e.cardId === card.id).map((e) => e.event)).toEqual(['card.created', 'card.expired', 'card.late_answer']);
+    // The node that stored it writes the entry a moment later (after the event-loop turn; on two nodes, maybe not the one read).
+    const logged = await waitUntil(async () => {
+      const audit = ((await (await relay.api('/api/audit?limit=10000')).json()) as { entries: AuditEntry[] }).entries;
+      const mine = audit.filter((e) => e.cardId === card.id).map((e) => e.event);
+      return mine.length === 3 ? mine : undefined;
+    }, 'the late answer in the audit log');
+    expect(logged).toEqual(['card.created', 'card.expired', 'card.late_answer']);
   });
 });
 
