@@ -85,6 +85,11 @@ export function sameAnswer(a: Answer, b: Answer): boolean {
   });
 }
 
+/** Whether a waiter has what it waits for: the card closed, or (`late`) an answer of any kind, a late one included. */
+export function waitedFor(card: Card, late: boolean): boolean {
+  return late ? card.status === 'answered' || card.status === 'skipped' || card.lateAnswer !== undefined : card.status !== 'pending';
+}
+
 /**
  * The card as its asker reads a late answer: answered with it. What an MCP client that re-sends
  * its call gets (through its dialect's usual result), and what `askrelay ask --accept-late` prints.

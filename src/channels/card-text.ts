@@ -1,3 +1,4 @@
+import { asAnswered } from '../cards/answer.js';
 import type { Card, Question } from '../cards/model.js';
 
 // What a card says in a chat, the same words on every channel (each channel adds its own
@@ -99,13 +100,13 @@ export function closedNotice(card: Card): string {
       return `Already answered: ${answerSummary(card)}.`;
     case 'expired':
       return card.lateAnswer
-        ? `This question expired, and was answered late: ${answerSummary({ ...card, answer: card.lateAnswer.answer })}.`
+        ? `This question expired, and was answered late: ${answerSummary(asAnswered(card))}.`
         : 'This question expired; nobody is waiting for the answer any more. To answer it anyway, reply to its message (where this chat allows) or use Answer anyway on the relay\'s page.';
     case 'skipped':
       return 'This question was skipped.';
     case 'cancelled':
       return card.lateAnswer
-        ? `This question was cancelled, and was answered late: ${answerSummary({ ...card, answer: card.lateAnswer.answer })}.`
+        ? `This question was cancelled, and was answered late: ${answerSummary(asAnswered(card))}.`
         : 'This question was cancelled: the agent stopped waiting. To answer it anyway, reply to its message (where this chat allows) or use Answer anyway on the relay\'s page.';
     default:
       return 'This question is still open.';

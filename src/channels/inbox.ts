@@ -1,4 +1,5 @@
 import type { Answer, Card } from '../cards/model.js';
+import { asAnswered } from '../cards/answer.js';
 import { RelayError } from '../errors.js';
 import type { Principal } from '../relay/access.js';
 import { auditRefusal } from '../relay/audit.js';
@@ -122,8 +123,7 @@ const takesLate = (card: Card) => (card.status === 'expired' || card.status === 
 
 /** What the person who gave a late answer is told (the card's own message stays as it was). */
 function lateNotice(card: Card): string {
-  const answered = { ...card, answer: card.lateAnswer!.answer };
-  return `Kept as a late answer: ${answerSummary(answered)}. The agent went on without it; it gets it if it still can.`;
+  return `Kept as a late answer: ${answerSummary(asAnswered(card))}. The agent went on without it; it gets it if it still can.`;
 }
 
 /**

@@ -43,7 +43,8 @@ export function deliveryText(card: Card): string {
   return `${DELIVERY[delivery.state]}${to}`;
 }
 
-const DELIVERED_TO = { session: 'the session', mcp: 'the MCP client', 'long-poll': 'the long poll', ask: 'askrelay ask' } as const;
+/** Who took an answer, in words (`delivery.to`). */
+export const DELIVERED_TO = { session: 'the session', mcp: 'the MCP client', 'long-poll': 'the long poll', ask: 'askrelay ask' } as const;
 
 /** Time left for a pending card; its status otherwise, with where its answer got to. */
 export function leftText(card: Card, now = Date.now()): string {

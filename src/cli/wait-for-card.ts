@@ -1,3 +1,4 @@
+import { waitedFor } from '../cards/answer.js';
 import type { Card } from '../cards/model.js';
 import { ApiError, UnreachableError, type RelayClient } from './client.js';
 
@@ -41,7 +42,7 @@ export async function waitForCard(client: RelayClient, card: Card, options: Wait
       if (troubled) options.onTrouble?.('the relay is back; still waiting.');
       troubled = false;
       backoff = FIRST_BACKOFF_MS;
-      if (result && (options.late ? result.status === 'answered' || result.status === 'skipped' || result.lateAnswer : result.status !== 'pending')) return result;
+      if (result && waitedFor(result, options.late ?? false)) return result;
     } catch (err) {
       if (!retryable(err)) throw err;
       const message =

@@ -1,3 +1,4 @@
+import { waitedFor } from '../cards/answer.js';
 import type { Answer, Card, CardDraft } from '../cards/model.js';
 import { parseReply, type ReplyOptions } from '../cards/reply-parser.js';
 import { RelayError } from '../errors.js';
@@ -97,7 +98,7 @@ export class CardAccess {
     await this.get(who, id);
     const card = await this.relay.wait(id, timeoutMs, options);
     // A poller that does not wait for late answers does not take one it happens to see.
-    const takes = card && (card.status === 'answered' || card.status === 'skipped' || (options.late && card.lateAnswer));
+    const takes = card && (options.late ? waitedFor(card, true) : card.status === 'answered' || card.status === 'skipped');
     if (!card || !takes) return card;
     return this.relay.delivered(card, options.client ?? 'long-poll').catch(() => card);
   }

@@ -222,17 +222,18 @@ export class Relay {
    */
   async delivered(card: Card, to: DeliveryTarget): Promise<Card> {
     if (!card.delivery || card.delivery.state === 'delivered') return card;
-    const at = new Date(this.clock.now()).toISOString();
-    const result = await this.store.amendCard(card.id, (current) => withDelivery(current, 'delivered', at, to));
-    if (!result?.changed) return result?.card ?? card;
-    await this.changed('card.delivery', result.card);
-    return result.card;
+    return this.moveDelivery(card, 'delivered', to);
   }
 
   /** A late answer of a session that ended before it could be handed over: nobody will take it. */
-  async undelivered(card: Card): Promise<Card> {
+  undelivered(card: Card): Promise<Card> {
+    return this.moveDelivery(card, 'undelivered');
+  }
+
+  /** Stores the card's delivery moved on (delivery.ts says which moves there are) and tells of it. */
+  private async moveDelivery(card: Card, state: 'delivered' | 'undelivered', to?: DeliveryTarget): Promise<Card> {
     const at = new Date(this.clock.now()).toISOString();
-    const result = await this.store.amendCard(card.id, (current) => withDelivery(current, 'undelivered', at));
+    const result = await this.store.amendCard(card.id, (current) => withDelivery(current, state, at, to));
     if (!result?.changed) return result?.card ?? card;
     await this.changed('card.delivery', result.card);
     return result.card;

@@ -1,3 +1,4 @@
+import { waitedFor } from '../cards/answer.js';
 import type { Card } from '../cards/model.js';
 import { storeUnavailable } from '../errors.js';
 import type { Clock } from './clock.js';
@@ -11,10 +12,6 @@ export interface WaitOptions {
   /** Keep waiting past an expiry or cancellation, for a late answer (`askrelay ask --accept-late`). */
   late?: boolean;
 }
-
-/** Whether a waiter has what it waits for: the card closed, or (late) an answer of any kind. */
-const waitedFor = (card: Card, late: boolean) =>
-  late ? card.status === 'answered' || card.status === 'skipped' || card.lateAnswer !== undefined : card.status !== 'pending';
 
 export class Waiters {
   private readonly byCard = new Map<string, Set<(card: Card) => void>>();

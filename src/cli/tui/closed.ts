@@ -1,5 +1,6 @@
+import { asAnswered } from '../../cards/answer.js';
 import type { Card } from '../../cards/model.js';
-import { entryText } from '../format.js';
+import { DELIVERED_TO, entryText } from '../format.js';
 
 // Cards the terminal UI no longer lists, pure like the reducer (state.ts): the line each keeps
 // says where its answer got to as the relay's events tell it (docs/api.md, "Delivery"), and a
@@ -15,19 +16,18 @@ export interface Resolution {
 
 export const LATE_USAGE = '/late <card-id> <answer> answers a card that expired or was cancelled (a late answer).';
 
-const TO = { session: 'the session', mcp: 'the MCP client', 'long-poll': 'a long poll', ask: 'askrelay ask' } as const;
-
 /** " · delivered to the session", " · answered late: sqlite · sent", or nothing before an answer. */
 export function deliverySuffix(card: Card): string {
-  const late = card.lateAnswer ? ` · answered late: ${lateText(card)}` : '';
+  const late = card.lateAnswer ? ` · answered late: ${answerSummary(asAnswered(card))}` : '';
   const d = card.delivery;
   if (!d) return late;
-  const where = d.state === 'delivered' ? `delivered${d.to ? ` to ${TO[d.to]}` : ''}` : d.state === 'undelivered' ? 'not delivered (nobody was waiting)' : d.state;
+  const where = d.state === 'delivered' ? `delivered${d.to ? ` to ${DELIVERED_TO[d.to]}` : ''}` : d.state === 'undelivered' ? 'not delivered (nobody was waiting)' : d.state;
   return `${late} · ${where}`;
 }
 
-function lateText(card: Card): string {
-  const answer = card.lateAnswer!.answer;
+/** A closed card's answer in one line: "sqlite", "ts, rust", "db: sqlite; name: askrelay". */
+export function answerSummary(card: Card): string {
+  const answer = card.answer ?? {};
   if (card.questions.length === 1) return entryText(answer[card.questions[0].id]);
   return card.questions.map((q) => `${q.header || q.id}: ${entryText(answer[q.id])}`).join('; ');
 }

@@ -1,6 +1,6 @@
 import type { Answer, AnswerEntry, Card, Question } from '../../cards/model.js';
-import { entryText, oneLine } from '../format.js';
-import { LATE_USAGE, lateCommand, resolution, withNews, type Resolution } from './closed.js';
+import { oneLine } from '../format.js';
+import { LATE_USAGE, answerSummary, lateCommand, resolution, withNews, type Resolution } from './closed.js';
 
 export type { Resolution } from './closed.js';
 
@@ -107,13 +107,6 @@ export function cardLabel(card: Card): string {
 /** The card a typed reply (and a bare `/question`) goes to: the collapsed one, else the oldest. */
 export function replyTarget(s: TuiState): Card | undefined {
   return (s.collapsed && s.cards.find((c) => c.id === s.collapsed!.cardId)) || s.cards[0];
-}
-
-/** A closed card's answer in one line: "sqlite", "ts, rust", "db: sqlite; name: askrelay". */
-function answerSummary(card: Card): string {
-  const answer = card.answer ?? {};
-  if (card.questions.length === 1) return entryText(answer[card.questions[0].id]);
-  return card.questions.map((q) => `${q.header || q.id}: ${entryText(answer[q.id])}`).join('; ');
 }
 
 /** How a card closed, as the one line kept in the list. `here`: by this tui. */

@@ -4,7 +4,7 @@
 import { Unauthorized, api } from './api.js';
 import { h, setDisabled, setText } from './dom.js';
 import { answerable, stepNamedIn } from './card-draft.js';
-import { closedByText, describeAnswer } from './format.js';
+import { asAnswered, closedByText, describeAnswer } from './format.js';
 import { keep, newKey, outbox, take } from './outbox.js';
 import { holdMs, undoSeconds } from './undo.js';
 import { actions, store } from './store.js';
@@ -143,8 +143,7 @@ function failed(entry, err, item) {
   if (err.card) actions.upsert(err.card); // 409 / 410 carry the card as it now stands
   // Another surface answered first: the card shows that answer and who gave it; no error.
   if (err.code === 'already_answered' && err.card) {
-    const winner = err.card;
-    const answer = winner.lateAnswer && winner.status !== 'answered' ? { ...winner, status: 'answered', answer: winner.lateAnswer.answer, answeredBy: winner.lateAnswer.answeredBy } : winner;
+    const answer = asAnswered(err.card);
     setText(entry.parts.status, `Answered first elsewhere: ${describeAnswer(answer)} (${closedByText(answer)})`);
     entry.parts.status.hidden = false;
     return;

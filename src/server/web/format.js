@@ -46,6 +46,13 @@ export function describeClosed(card) {
   return word;
 }
 
+/** The card as its asker reads a late answer: answered with it (src/cards/answer.ts asAnswered, for the page). */
+export function asAnswered(card) {
+  if (!card.lateAnswer) return card;
+  const { answer, answeredBy, lateAt } = card.lateAnswer;
+  return { ...card, status: 'answered', answer, answeredBy, closedAt: lateAt };
+}
+
 const DELIVERED_TO = { session: 'to the session', mcp: 'to the MCP client', 'long-poll': 'to the long poll', ask: 'to askrelay ask' };
 
 /**
@@ -56,7 +63,7 @@ const DELIVERED_TO = { session: 'to the session', mcp: 'to the MCP client', 'lon
 export function deliveryText(card, clock = fmtClock) {
   const d = card.delivery;
   if (!d) return '';
-  const late = card.lateAnswer ? `Late answer: ${describeAnswer({ ...card, answer: card.lateAnswer.answer })}. ` : '';
+  const late = card.lateAnswer ? `Late answer: ${describeAnswer(asAnswered(card))}. ` : '';
   if (d.state === 'delivered') return `${late}Delivered${d.to ? ` ${DELIVERED_TO[d.to] ?? `to ${d.to}`}` : ''}, ${clock(d.at)}.`;
   if (d.state === 'undelivered') return `${late}Not delivered: nobody was waiting for it.`;
   return `${late}Sent; the agent has not taken it yet.`;
