@@ -22,8 +22,10 @@ describe('askrelay tui in tmux', () => {
   let count = 0;
   const screen = () => tmux('capture-pane', '-p', '-t', session);
   const keys = (...k: string[]) => tmux('send-keys', '-t', session, ...k);
+  // Each wait ends well inside the test's own time limit, so a failure names the step it stalled on.
+  const STEP_MS = 20_000;
   const shows = (text: string, what = `"${text}" on the screen`) =>
-    waitUntil(() => screen().includes(text), what).catch((err: Error) => {
+    waitUntil(() => screen().includes(text), what, STEP_MS).catch((err: Error) => {
       // The screen as it was, for the failure message.
       throw new Error(`${err.message}; the screen:\n${screen()}`);
     });
@@ -48,9 +50,16 @@ describe('askrelay tui in tmux', () => {
     if (relay) rmSync(relay.dataDir, { recursive: true, force: true });
   });
 
+  const within = <T>(what: string, work: Promise<T>) =>
+    Promise.race([work, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`timed out waiting for ${what}`)), STEP_MS).unref())]);
+
   async function ask(input: unknown): Promise<Card> {
     // After a restart the test's own fetch may first pick a pooled socket of the old relay.
-    const res = await waitUntil(() => relay.api('api/cards', { method: 'POST', json: input }).catch(() => undefined), 'the relay to take the card');
+    const res = await waitUntil(
+      () => relay.api('api/cards', { method: 'POST', json: input, signal: AbortSignal.timeout(5000) }).catch(() => undefined),
+      'the relay to take the card',
+      STEP_MS,
+    );
     expect(res.status).toBeLessThan(300);
     return (await res.json()) as Card;
   }
@@ -60,7 +69,7 @@ describe('askrelay tui in tmux', () => {
     waitUntil(async () => {
       const c = await get(id);
       return c.status === 'answered' && c;
-    }, 'the answer at the relay');
+    }, 'the answer at the relay', STEP_MS);
 
   it('answers a single-choice card picked with the arrow keys', async () => {
     const card = await ask({ questions: [{ header: 'DB', text: 'Which database?', options: ['sqlite', 'postgres', 'mysql'] }] });
@@ -213,11 +222,11 @@ describe('askrelay tui in tmux', () => {
     expect(screen()).toContain(`Answered ${first.id}: Postgres`);
   });
 
-  it('reconnects after the relay restarts and reloads its pending cards', async () => {
+  it('reconnects after the relay restarts and reloads its pending cards', { timeout: 90_000 }, async () => {
     const port = new URL(relay.url).port;
-    await relay.close(); // keeps the data folder
+    await within('the relay to stop', relay.close()); // keeps the data folder
     await shows('reconnecting', 'the lost connection on the screen');
-    relay = await startTestRelay({}, relay.dataDir, port);
+    relay = await within('the relay to start again on its port', startTestRelay({}, relay.dataDir, port));
     const card = await ask({ questions: [{ text: 'Asked while away?', options: ['yes', 'no'] }] });
     await shows('Reconnected', 'the reconnect on the screen');
     await shows('Asked while away?', 'the reloaded card');
