@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { toolJsonSchema } from '../cards/ask-dialect.js';
 import { AnswerSchema, type Card, type CardDraft } from '../cards/model.js';
 import { fieldPath, firstIssueText } from '../cards/issue-text.js';
 import { RelayError } from '../errors.js';
@@ -20,7 +21,8 @@ export { RELAY_TOOL_NAMES, type RelayToolDefinition, type RelayToolName, type Re
 // call; the access rules (src/relay/access.ts) decide, and approval cards ask the human.
 // Runners hand their model's calls to runRelayTool (below), the one way every provider runs them.
 
-export const ListQuestionsInput = z.object({}).passthrough();
+// No arguments; any given are ignored (and the schema says nothing of them: `additionalProperties: {}` is noise strict checkers warn about).
+export const ListQuestionsInput = z.object({});
 export const AnswerQuestionInput = z.object({
   cardId: z.string({ error: 'cardId is required: the id list_questions gave' }).min(1, 'cardId is empty'),
   answers: z.union([AnswerSchema, z.string().min(1, 'answers is empty')], {
@@ -69,8 +71,7 @@ const WAITING_TOOLS: readonly RelayToolName[] = ['start_session', 'watch_session
 
 export const relayToolDefinitions = (providerIds: readonly string[]): readonly RelayToolDefinition[] =>
   relayTools(providerIds).map(({ name, description, schema, waits }) => {
-    const { $schema: _drop, ...inputSchema } = z.toJSONSchema(schema, { io: 'input' }) as Record<string, unknown>;
-    return { name, description, inputSchema: { ...inputSchema, type: 'object' as const }, waits };
+    return { name, description, inputSchema: toolJsonSchema(schema), waits };
   });
 
 export const isRelayTool = (name: string): name is RelayToolName => (RELAY_TOOL_NAMES as readonly string[]).includes(name);

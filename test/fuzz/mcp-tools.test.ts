@@ -173,8 +173,12 @@ describe('fuzz: MCP tool calls', () => {
       const input = name === 'answer_question' && args && typeof args === 'object' && (args as { cardId?: unknown }).cardId === 'target' ? { ...args, cardId: targets[0] } : args;
       const before = cardsState();
       if (!KNOWN.has(name)) {
-        // An unknown tool is a protocol error in MCP (-32602), naming the tools there are.
-        await expect(callTool(path, name, input)).rejects.toMatchObject({ code: -32602, message: expect.stringContaining('ask_user, list_questions') });
+        // An unknown tool is a protocol error in MCP (-32602), naming the tools there are; the
+        // client prefixes "MCP error -32602: " once, the server's message does not carry it too.
+        await expect(callTool(path, name, input)).rejects.toMatchObject({
+          code: -32602,
+          message: expect.stringMatching(/^MCP error -32602: There is no tool ".*"; this server offers ask_user, list_questions, /s),
+        });
         expect(cardsState()).toEqual(before);
         return;
       }

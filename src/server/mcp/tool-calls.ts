@@ -3,7 +3,6 @@ import {
   CallToolRequestSchema,
   ErrorCode,
   ListToolsRequestSchema,
-  McpError,
   type CallToolRequest,
   type CallToolResult,
   type ServerNotification,
@@ -41,6 +40,19 @@ const relayToolFamily = (dialect: AskDialect) => `${dialect.provider}/relay-tool
 /** The families of the calls on a dialect's route (see call-waits.ts). */
 export const callFamilies = (dialect: AskDialect) => [dialect.provider, relayToolFamily(dialect)];
 
+/**
+ * A JSON-RPC error whose message reaches the client as written. (The SDK's McpError puts
+ * "MCP error -32602:" into the message itself, and the client's McpError adds it again.)
+ */
+class ProtocolError extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 export function serveTools(session: McpSession, deps: ToolDeps): void {
   session.server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listedTools(deps.dialect, deps.toolbox) }));
   session.server.setRequestHandler(CallToolRequestSchema, (request, extra) => callTool(session, deps, request, extra));
@@ -51,7 +63,7 @@ async function callTool(session: McpSession, deps: ToolDeps, request: CallToolRe
   const { name } = request.params;
   const relayTool = toolbox && isRelayTool(name) ? toolbox : undefined;
   if (!relayTool && name !== dialect.tool.name) {
-    throw new McpError(ErrorCode.InvalidParams, `There is no tool "${name}"; this server offers ${toolNames(dialect, toolbox).join(', ')}.`);
+    throw new ProtocolError(ErrorCode.InvalidParams, `There is no tool "${name}"; this server offers ${toolNames(dialect, toolbox).join(', ')}.`);
   }
   const key = requestKey(extra.requestId);
   const call = toolCall(session, request, extra);
