@@ -52,9 +52,11 @@ const QuestionSchema = z.object(
     options: z
       .array(OptionSchema, { error: 'must be a list of {label, description?} objects.' })
       .max(MAX_OPTIONS, { error: (i) => `has ${(i.input as unknown[]).length} entries; give ${MIN_OPTIONS}-${MAX_OPTIONS}.` })
-      // The adapter refuses one option with its own sentence; an empty list is a free-text question.
-      .meta({ minItems: MIN_OPTIONS })
-      .describe('The choices to offer, 2-6, one button each. Omit for a free-text question. Never add "Other".')
+      // None (left out, or an empty list: a free-text question) or 2-6; the adapter refuses one
+      // option with its own sentence. The schema says exactly that, so a client that checks
+      // arguments before sending refuses nothing the relay takes.
+      .meta({ anyOf: [{ type: 'array', maxItems: 0 }, { type: 'array', minItems: MIN_OPTIONS }] })
+      .describe('The choices to offer, 2-6, one button each. Omit (or give none) for a free-text question. Never add "Other".')
       .optional(),
     multiSelect: z.boolean({ error: 'must be true or false.' }).default(false).describe('Let the user pick several options.'),
   },
