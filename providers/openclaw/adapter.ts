@@ -1,7 +1,7 @@
-import { optionLabelProblem } from '../../src/cards/draft.js';
 import type { Card, CardDraft } from '../../src/cards/model.js';
 import { findCredential } from '../../src/cards/secrets.js';
-import { ASK_USER, AskUserInputSchema, clampTimeout, NO_ANSWER_TEXT, type AskUserInput } from './tool.js';
+import { isBlank } from '../../src/cards/text.js';
+import { ASK_USER, AskUserInputSchema, clampTimeout, MAX_HEADER, MAX_LABEL, TEXTS, type AskUserInput } from './tool.js';
 import { firstIssueText } from '../../src/cards/issue-text.js';
 
 // Pure translations between OpenClaw's ask_user and cards: tool arguments → card draft (or
@@ -39,23 +39,66 @@ export function asksForCredential(text: string): boolean {
   return ASKS_FOR_CREDENTIAL.test(text) || findCredential(text) !== undefined;
 }
 
+/** The first `max` UTF-16 units, one fewer when the cut would split a surrogate pair (OpenClaw's truncateUtf16Safe). */
+function truncateUtf16Safe(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const high = text.charCodeAt(max - 1);
+  return text.slice(0, high >= 0xd800 && high <= 0xdbff ? max - 1 : max);
+}
+
+const fail = (error: string): CardDraftResult => ({ ok: false, error });
+
+/**
+ * OpenClaw's normalizeAskUserParams, check for check and in its order, each refusal in its
+ * words (the schema's with the field named after them); then askrelay's own: a card must
+ * show something, and no question may ask for a credential.
+ */
 export function toCardDraft(raw: unknown): CardDraftResult {
   const parsed = AskUserInputSchema.safeParse(raw);
-  if (!parsed.success) return { ok: false, error: firstIssueText(parsed.error) };
+  // ("The arguments" is plural: the one message that names no field reads "have".)
+  if (!parsed.success) return fail(`${TEXTS.contract}: ${firstIssueText(parsed.error).replace(/^The arguments has /, 'The arguments have ')}`);
   const input = parsed.data;
-  const ids = new Set<string>();
-  for (const [qi, q] of input.questions.entries()) {
+  const threadId = input.threadId?.trim();
+  if (input.threadId !== undefined && !threadId) return fail(TEXTS.blankThread);
+  if (threadId && (input.questions.length > 1 || input.questions[0].multiSelect === true)) return fail(TEXTS.threadShape);
+  // A question asked into another thread is answered with its buttons only (OpenClaw's isOther: false).
+  const freeText = !threadId;
+  const questions = input.questions.map((q) => ({
+    id: q.id.trim(),
+    header: truncateUtf16Safe(q.header.trim(), MAX_HEADER),
+    question: q.question.trim(),
+    options: q.options.map((o) => ({ label: o.label.trim(), description: o.description?.trim() || undefined })),
+    multiSelect: q.multiSelect === true,
+  }));
+  for (const [qi, q] of questions.entries()) {
     const where = `questions[${qi}]`;
-    if (ids.has(q.id)) return { ok: false, error: `${where}.id "${q.id}" is used twice; ids must be unique.` };
+    if (isBlank(q.question)) return fail(`${TEXTS.format}: ${where}.question shows nothing.`);
+    const blank = q.options.findIndex((o) => isBlank(o.label));
+    if (blank >= 0) return fail(`${TEXTS.format}: ${where}.options[${blank}].label shows nothing.`);
+  }
+  for (const [qi, q] of questions.entries()) {
+    const where = `questions[${qi}]`;
+    if (!q.header) return fail(`${TEXTS.display}: ${where}.header is blank.`);
+    const long = q.options.findIndex((o) => o.label.length > MAX_LABEL);
+    if (long >= 0) return fail(`${TEXTS.display}: ${where}.options[${long}].label is longer than ${MAX_LABEL} characters.`);
+  }
+  const ids = new Set<string>();
+  for (const q of questions) {
+    if (ids.has(q.id)) return fail(TEXTS.duplicateId(q.id));
     ids.add(q.id);
-    if (asksForCredential(`${q.header ?? ''}\n${q.question}`)) {
-      return {
-        ok: false,
-        error: `${where} asks for a credential, which must never travel through ask_user; have the user put it in a secrets store or the environment instead.`,
-      };
+    const values = new Set<string>();
+    const labels = new Set<string>();
+    for (const { label } of q.options) {
+      if (values.has(label)) return fail(TEXTS.duplicateValues(q.id));
+      values.add(label);
+      if (labels.has(label.toLowerCase())) return fail(TEXTS.duplicateLabel(q.id, label));
+      labels.add(label.toLowerCase());
     }
-    const problem = optionLabelProblem(where, q.options.map((o) => o.label), 'labels must be unique within a question (case is ignored)');
-    if (problem) return { ok: false, error: problem };
+  }
+  for (const [qi, q] of questions.entries()) {
+    if (asksForCredential(`${q.header}\n${q.question}`)) {
+      return fail(`questions[${qi}] asks for a credential, which must never travel through ask_user; have the user put it in a secrets store or the environment instead.`);
+    }
   }
   return {
     ok: true,
@@ -67,14 +110,15 @@ export function toCardDraft(raw: unknown): CardDraftResult {
       kind: 'question',
       layout: 'steps',
       selectSeveral: false,
+      keepOtherOptions: true,
       waitSeconds: clampTimeout(input.timeoutSeconds),
-      questions: input.questions.map((q) => ({
+      questions: questions.map((q) => ({
         id: q.id,
-        ...(q.header ? { header: q.header } : {}),
+        header: q.header,
         text: q.question,
         options: q.options.map((o) => (o.description ? { label: o.label, description: o.description } : { label: o.label })),
-        multiSelect: q.multiSelect ?? false,
-        freeText: true,
+        multiSelect: q.multiSelect,
+        freeText,
       })),
     },
   };
@@ -88,20 +132,26 @@ function valuesOf(card: Card, id: string): string[] {
   return typed ? [...entry.selected, typed] : [...entry.selected];
 }
 
-/** The result of a closed card: `answered` with every question's values, or `no_answer`. */
+/**
+ * The result of a closed card, as OpenClaw's ask_user returns it: a note or one
+ * `header: values` line per question, a blank line, then its details as pretty JSON.
+ * Skipped counts as cancelled (the person declined the question).
+ */
 export function toToolResult(card: Card): ToolResult {
   if (card.status === 'pending') throw new Error(`Card ${card.id} is still pending.`);
   if (card.status !== 'answered') {
-    return { content: [{ type: 'text', text: NO_ANSWER_TEXT }], structuredContent: { status: 'no_answer' } };
+    const details: StructuredResult = { status: 'no_answer' };
+    const note = card.status === 'expired' ? TEXTS.noAnswer : TEXTS.cancelled;
+    return { content: [{ type: 'text', text: `${note}\n\n${JSON.stringify(details, null, 2)}` }], structuredContent: details };
   }
   const answers: Record<string, string[]> = {};
   const lines = card.questions.map((q) => {
     const values = valuesOf(card, q.id);
     answers[q.id] = values;
-    const shown = values.length ? values.join(', ').replace(/\r?\n/g, '\n  ') : '(no answer)';
-    return `${q.header ?? q.id}: ${shown}`;
+    return `${q.header ?? q.id}: ${values.length > 0 ? values.join(', ') : '(no answer)'}`;
   });
-  return { content: [{ type: 'text', text: lines.join('\n') }], structuredContent: { status: 'answered', answers: { answers } } };
+  const details: StructuredResult = { status: 'answered', answers: { answers } };
+  return { content: [{ type: 'text', text: `${lines.join('\n')}\n\n${JSON.stringify(details, null, 2)}` }], structuredContent: details };
 }
 
 /** A call the relay could not take: the model reads one sentence naming the field. */

@@ -14,7 +14,7 @@ export {
   MAX_TIMEOUT_SECONDS,
   MIN_OPTIONS,
   MIN_TIMEOUT_SECONDS,
-  NO_ANSWER_TEXT,
+  TEXTS,
 } from './tool.js';
 export { asksForCredential, PROVIDER, toCardDraft, toToolError, toToolResult } from './adapter.js';
 export type { StructuredResult, ToolError, ToolResult } from './adapter.js';

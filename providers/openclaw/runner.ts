@@ -1,6 +1,6 @@
 import type { AskDialect } from '../../src/cards/ask-dialect.js';
 import { PROVIDER, toCardDraft, toToolError, toToolResult, type ToolError, type ToolResult } from './adapter.js';
-import { ASK_USER_TOOL } from './tool.js';
+import { ASK_USER_TOOL, TEXTS } from './tool.js';
 
 // An OpenClaw-style agent runs wherever its owner runs it and reaches askrelay over MCP, so
 // askrelay runs no agent for it: what it runs is OpenClaw's ask_user, as this plain dialect
@@ -16,4 +16,5 @@ export const openclawDialect: AskDialect<ToolResult, ToolError> = {
   toCardDraft,
   toToolResult,
   toToolError,
+  onePendingPerSession: TEXTS.pending,
 };

@@ -29,13 +29,19 @@ export interface AskDialect<Result = unknown, Failure = unknown> {
   toToolResult(card: Card): Result;
   /** A call the relay could not take: one sentence naming the field, as the tool's error result. */
   toToolError(message: string): Failure;
+  /**
+   * Set when the dialect allows one pending question per session (OpenClaw's): the refusal of
+   * a second, different question while the first waits. The same call sent again is not a second.
+   */
+  onePendingPerSession?: string;
 }
 
 /**
  * The JSON Schema of a tool's input or output, derived from the one zod schema that also
  * checks it. Checks written as `.refine` (the relay's own card limits) are enforced but not
  * shown; `.meta({...})` adds what the model is told beyond what zod states. `$schema` is
- * dropped, and so is `propertyNames: {type: "string"}`, which every JSON object's keys are.
+ * dropped, and so are `propertyNames: {type: "string"}`, which every JSON object's keys are,
+ * and `additionalProperties: {}`, which allows what its absence allows.
  */
 export function toolJsonSchema(schema: z.ZodType): JsonSchema {
   const { $schema: _drop, ...json } = z.toJSONSchema(schema, {
@@ -44,6 +50,14 @@ export function toolJsonSchema(schema: z.ZodType): JsonSchema {
       const names = jsonSchema.propertyNames;
       if (typeof names === 'object' && names !== null && Object.keys(names).length === 1 && (names as { type?: unknown }).type === 'string') {
         delete jsonSchema.propertyNames;
+      }
+      // `additionalProperties: {}` allows what leaving it out allows; strict checkers warn about it.
+      const extra = jsonSchema.additionalProperties;
+      if (typeof extra === 'object' && extra !== null && Object.keys(extra).length === 0) delete jsonSchema.additionalProperties;
+      // z.int()'s bounds are the safe integers: every whole number a client would send.
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER && jsonSchema.maximum === Number.MAX_SAFE_INTEGER) {
+        delete jsonSchema.minimum;
+        delete jsonSchema.maximum;
       }
     },
   }) as Record<string, unknown>;

@@ -77,7 +77,7 @@ export function normalizeTitle(title: string | undefined): string | undefined {
   return shown;
 }
 
-function normalizeOptions(input: QuestionInput, where: string): CardOption[] {
+function normalizeOptions(input: QuestionInput, where: string, keepOther: boolean): CardOption[] {
   const raw = input.options ?? [];
   const seen = new Set<string>();
   const options: CardOption[] = [];
@@ -89,7 +89,7 @@ function normalizeOptions(input: QuestionInput, where: string): CardOption[] {
     if (label.length > LIMITS.labelChars) {
       invalid(`${where}.options[${i}].label is longer than ${LIMITS.labelChars} characters.`);
     }
-    if (isOtherOption(label)) return;
+    if (!keepOther && isOtherOption(label)) return;
     const key = label.toLowerCase();
     if (seen.has(key)) invalid(`${where}.options has "${label}" twice; labels must be unique.`);
     seen.add(key);
@@ -107,7 +107,7 @@ function normalizeOptions(input: QuestionInput, where: string): CardOption[] {
 
 const BOOLEAN_OPTIONS: CardOption[] = [{ label: 'Yes' }, { label: 'No' }];
 
-function normalizeQuestion(input: QuestionInput, index: number, layout: Layout): Question {
+function normalizeQuestion(input: QuestionInput, index: number, layout: Layout, keepOther: boolean): Question {
   const where = `questions[${index}]`;
   const text = input.text.trim();
   if (!text) invalid(`${where}.text is empty.`);
@@ -121,7 +121,7 @@ function normalizeQuestion(input: QuestionInput, index: number, layout: Layout):
     invalid(`${where}.header is longer than ${LIMITS.headerChars} characters.`);
   }
 
-  let options = normalizeOptions(input, where);
+  let options = normalizeOptions(input, where, keepOther);
   let multiSelect = input.multiSelect ?? false;
   let freeText = input.freeText ?? true;
   let field: Question['field'];
@@ -146,12 +146,12 @@ function normalizeQuestion(input: QuestionInput, index: number, layout: Layout):
   return { id, ...(header ? { header } : {}), text, options, multiSelect, freeText, ...(field ? { field } : {}) };
 }
 
-export function normalizeQuestions(inputs: QuestionInput[], layout: Layout): Question[] {
+export function normalizeQuestions(inputs: QuestionInput[], layout: Layout, { keepOther = false } = {}): Question[] {
   if (inputs.length === 0) invalid('questions is empty; ask at least one question.');
   if (inputs.length > LIMITS.questions) {
     invalid(`questions has ${inputs.length} entries; at most ${LIMITS.questions} are allowed.`);
   }
-  const questions = inputs.map((q, i) => normalizeQuestion(q, i, layout));
+  const questions = inputs.map((q, i) => normalizeQuestion(q, i, layout, keepOther));
   const ids = new Set<string>();
   for (const q of questions) {
     if (ids.has(q.id)) invalid(`questions has the id "${q.id}" twice; ids must be unique.`);

@@ -141,5 +141,11 @@ export interface CardDraft extends CardInput {
   kind?: 'question' | 'approval';
   relayMode?: RelayMode;
   askedBy?: AnsweredBy;
+  /**
+   * Keep options named "Other" (or alike) as ordinary options. Cards drop them, since every
+   * surface offers its own way to type an answer; a dialect whose tool treats "Other" as an
+   * ordinary label (OpenClaw's) keeps them.
+   */
+  keepOtherOptions?: boolean;
 }
 

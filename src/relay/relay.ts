@@ -133,7 +133,7 @@ export class Relay {
 
   async create(draft: CardDraft): Promise<Card> {
     const layout = draft.layout ?? 'steps';
-    const questions = normalizeQuestions(draft.questions, layout);
+    const questions = normalizeQuestions(draft.questions, layout, { keepOther: draft.keepOtherOptions === true });
     const waitMs = draft.waitSeconds !== undefined ? Math.round(draft.waitSeconds * 1000) : this.waits.default;
     if (!(waitMs > 0) || waitMs > MAX_WAIT_MS) {
       throw new RelayError('invalid_card', 'waitSeconds must be more than 0 and at most 7 days (604800).');

@@ -69,7 +69,12 @@ const TARGET = {
 };
 const FEATURES = { id: 'features', header: 'Features', question: 'Which features?', options: [{ label: 'Auth' }, { label: 'Billing' }, { label: 'Search' }], multiSelect: true };
 const DB = { id: 'db', header: 'Database', question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
-const NO_ANSWER = { content: [{ type: 'text', text: 'No answer arrived; proceed with best judgment.' }], structuredContent: { status: 'no_answer' } };
+// What OpenClaw's ask_user returns, byte for byte: a note, a blank line, the details as pretty JSON.
+const NO_ANSWER = { content: [{ type: 'text', text: 'No answer arrived; proceed with best judgment.\n\n{\n  "status": "no_answer"\n}' }], structuredContent: { status: 'no_answer' } };
+const CANCELLED = {
+  content: [{ type: 'text', text: 'The question was cancelled; proceed with best judgment.\n\n{\n  "status": "no_answer"\n}' }],
+  structuredContent: { status: 'no_answer' },
+};
 
 const call = (client: Client, args: unknown, options = {}) =>
   client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }, undefined, options) as Promise<ToolResult>;
@@ -117,7 +122,12 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     expect(settled).toBe(false);
     await answer(card.id, { deploy_target: { selected: ['Staging (Recommended)'] } }, own);
     expect(await pending).toEqual({
-      content: [{ type: 'text', text: 'Deploy: Staging (Recommended)' }],
+      content: [
+        {
+          type: 'text',
+          text: 'Deploy: Staging (Recommended)\n\n{\n  "status": "answered",\n  "answers": {\n    "answers": {\n      "deploy_target": [\n        "Staging (Recommended)"\n      ]\n    }\n  }\n}',
+        },
+      ],
       structuredContent: { status: 'answered', answers: { answers: { deploy_target: ['Staging (Recommended)'] } } },
     });
   });
@@ -129,7 +139,7 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     expect(card.questions[0].multiSelect).toBe(true);
     await answer(card.id, { features: { selected: ['Auth', 'Search'] } });
     expect(await pending).toEqual({
-      content: [{ type: 'text', text: 'Features: Auth, Search' }],
+      content: [{ type: 'text', text: 'Features: Auth, Search\n\n{\n  "status": "answered",\n  "answers": {\n    "answers": {\n      "features": [\n        "Auth",\n        "Search"\n      ]\n    }\n  }\n}' }],
       structuredContent: { status: 'answered', answers: { answers: { features: ['Auth', 'Search'] } } },
     });
   });
@@ -140,7 +150,7 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     const card = await nextCard();
     await answer(card.id, { deploy_target: { selected: [], text: '  a canary box first  ' } });
     expect(await pending).toEqual({
-      content: [{ type: 'text', text: 'Deploy: a canary box first' }],
+      content: [{ type: 'text', text: 'Deploy: a canary box first\n\n{\n  "status": "answered",\n  "answers": {\n    "answers": {\n      "deploy_target": [\n        "a canary box first"\n      ]\n    }\n  }\n}' }],
       structuredContent: { status: 'answered', answers: { answers: { deploy_target: ['a canary box first'] } } },
     });
   });
@@ -156,7 +166,35 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
       db: { selected: ['SQLite'] },
     });
     expect(await pending).toEqual({
-      content: [{ type: 'text', text: 'Deploy: Production\nFeatures: Auth, Billing, audit logs\nDatabase: SQLite' }],
+      content: [
+        {
+          type: 'text',
+          text: [
+            'Deploy: Production',
+            'Features: Auth, Billing, audit logs',
+            'Database: SQLite',
+            '',
+            '{',
+            '  "status": "answered",',
+            '  "answers": {',
+            '    "answers": {',
+            '      "deploy_target": [',
+            '        "Production"',
+            '      ],',
+            '      "features": [',
+            '        "Auth",',
+            '        "Billing",',
+            '        "audit logs"',
+            '      ],',
+            '      "db": [',
+            '        "SQLite"',
+            '      ]',
+            '    }',
+            '  }',
+            '}',
+          ].join('\n'),
+        },
+      ],
       structuredContent: {
         status: 'answered',
         answers: { answers: { deploy_target: ['Production'], features: ['Auth', 'Billing', 'audit logs'], db: ['SQLite'] } },
@@ -164,12 +202,12 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     });
   });
 
-  it('skip → no_answer', async () => {
+  it('skip → no_answer, as a cancelled question (the person declined it)', async () => {
     const { client } = await connect();
     const pending = call(client, { questions: [TARGET, DB] });
     const card = await nextCard();
     expect((await relay.api(`/api/cards/${card.id}/skip`, { method: 'POST' })).status).toBe(200);
-    expect(await pending).toEqual(NO_ANSWER);
+    expect(await pending).toEqual(CANCELLED);
   });
 
   it('cancellation (notifications/cancelled) → the card is cancelled at once; the server goes on', async () => {
@@ -186,15 +224,15 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     const again = call(client, { questions: [DB] });
     const next = await nextCard(own.relay);
     await answer(next.id, { db: { selected: ['PostgreSQL'] } }, own);
-    expect((await again).content[0].text).toBe('Database: PostgreSQL');
+    expect((await again).content[0].text).toMatch(/^Database: PostgreSQL\n\n\{/);
   });
 
-  it('a card cancelled on the relay → no_answer', async () => {
+  it('a card cancelled on the relay → no_answer, with the cancelled note', async () => {
     const { client } = await connect();
     const pending = call(client, { questions: [DB] });
     const card = await nextCard();
     await relay.relay.cancel(card.id);
-    expect(await pending).toEqual(NO_ANSWER);
+    expect(await pending).toEqual(CANCELLED);
   });
 
   it('a 40-character header is cut to 12, not refused', async () => {
@@ -203,13 +241,13 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     const card = await nextCard();
     expect(card.questions[0].header).toBe('Database cho');
     await answer(card.id, { db: { selected: ['SQLite'] } });
-    expect((await pending).content[0].text).toBe('Database cho: SQLite');
+    expect((await pending).content[0].text).toMatch(/^Database cho: SQLite\n\n/);
   });
 
   it.each([
     [10, 30],
     [99999, 3600],
-    [120.4, 120],
+    [120, 120],
   ])('timeoutSeconds %s → the card waits %s s', async (timeoutSeconds, wait) => {
     const { client } = await connect();
     const pending = call(client, { questions: [DB], timeoutSeconds });
@@ -220,29 +258,54 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
   });
 
   const opts = (...labels: string[]) => labels.map((label) => ({ label }));
+  // OpenClaw's sentence first (what an agent's error handling matches), then the field that broke it.
+  const CONTRACT = 'ask_user arguments do not match the model-facing question contract: ';
   it.each([
-    ['four questions', { questions: [DB, { ...DB, id: 'b' }, { ...DB, id: 'c' }, { ...DB, id: 'd' }] }, 'questions has 4 entries; ask at most 3 at once.'],
-    ['no questions', { questions: [] }, 'questions is empty; ask 1-3 questions.'],
-    ['one option', { questions: [{ ...DB, options: opts('A') }] }, 'questions[0].options has 1 entry; give 2-4.'],
-    ['five options', { questions: [{ ...DB, options: opts('A', 'B', 'C', 'D', 'E') }] }, 'questions[0].options has 5 entries; give 2-4.'],
-    ['no options', { questions: [{ id: 'name', header: 'Name', question: 'What name?' }] }, 'questions[0].options is required: give 2-4 options.'],
+    ['four questions', { questions: [DB, { ...DB, id: 'b' }, { ...DB, id: 'c' }, { ...DB, id: 'd' }] }, `${CONTRACT}questions has 4 entries; ask at most 3 at once.`],
+    ['no questions', { questions: [] }, `${CONTRACT}questions is empty; ask 1-3 questions.`],
+    ['one option', { questions: [{ ...DB, options: opts('A') }] }, `${CONTRACT}questions[0].options has 1 entry; give 2-4.`],
+    ['five options', { questions: [{ ...DB, options: opts('A', 'B', 'C', 'D', 'E') }] }, `${CONTRACT}questions[0].options has 5 entries; give 2-4.`],
+    ['no options', { questions: [{ id: 'name', header: 'Name', question: 'What name?' }] }, `${CONTRACT}questions[0].options is required: give 2-4 options.`],
     [
       'a bad id',
       { questions: [{ ...DB, id: 'Deploy-Target' }] },
-      'questions[0].id "Deploy-Target" must be snake_case: a lowercase letter, then lowercase letters, digits or "_".',
+      `${CONTRACT}questions[0].id "Deploy-Target" must be snake_case: a lowercase letter, then lowercase letters, digits or "_".`,
     ],
-    ['no id', { questions: [{ header: 'H', question: 'Q?', options: opts('A', 'B') }] }, 'questions[0].id is required.'],
-    ['duplicate ids', { questions: [DB, { ...TARGET, id: 'db' }] }, 'questions[1].id "db" is used twice; ids must be unique.'],
+    ['no id', { questions: [{ header: 'H', question: 'Q?', options: opts('A', 'B') }] }, `${CONTRACT}questions[0].id is required.`],
+    ['no header', { questions: [{ id: 'db', question: 'Which database?', options: opts('A', 'B') }] }, `${CONTRACT}questions[0].header is required.`],
+    ['an empty header', { questions: [{ ...DB, header: '' }] }, `${CONTRACT}questions[0].header is empty.`],
+    ['isSecret on a question', { questions: [{ ...DB, isSecret: true }] }, `${CONTRACT}questions[0] has a field ask_user does not take: "isSecret".`],
+    ['a field on an option', { questions: [{ ...DB, options: [{ label: 'A', isOther: true }, { label: 'B' }] }] }, `${CONTRACT}questions[0].options[0] has a field ask_user does not take: "isOther".`],
+    ['an unknown top-level field', { questions: [DB], wait: 5 }, `${CONTRACT}The arguments have a field ask_user does not take: "wait".`],
+    ['timeoutSeconds that is a text', { questions: [DB], timeoutSeconds: '900' }, `${CONTRACT}timeoutSeconds must be a whole number of seconds.`],
+    ['timeoutSeconds that is not whole', { questions: [DB], timeoutSeconds: 120.5 }, `${CONTRACT}timeoutSeconds must be a whole number of seconds.`],
+    ['arguments that are not an object', 'Which database?', `${CONTRACT}The arguments must be an object {questions: [...], timeoutSeconds?, threadId?}.`],
+    ['arguments that are a list', [DB], `${CONTRACT}The arguments must be an object {questions: [...], timeoutSeconds?, threadId?}.`],
+    ['a header blank after trimming', { questions: [{ ...DB, header: '   ' }] }, 'ask_user questions exceed the model-facing display contract: questions[0].header is blank.'],
     [
-      'duplicate labels ignoring case',
-      { questions: [{ ...DB, options: opts('Yes', ' yES ') }] },
-      'questions[0].options has the label "yES" twice; labels must be unique within a question (case is ignored).',
+      'a label of 65 characters',
+      { questions: [{ ...DB, options: opts('A', 'x'.repeat(65)) }] },
+      'ask_user questions exceed the model-facing display contract: questions[0].options[1].label is longer than 64 characters.',
     ],
-    ['a label of 65 characters', { questions: [{ ...DB, options: opts('A', 'x'.repeat(65)) }] }, 'questions[0].options[1].label is longer than 64 characters.'],
+    ['a question of spaces', { questions: [{ ...DB, question: '   ' }] }, 'ask_user questions do not match the required question format: questions[0].question shows nothing.'],
     [
-      'an "Other" option',
-      { questions: [{ ...DB, options: opts('A', 'Other') }] },
-      'questions[0].options[1] "Other" is not allowed: the user can always type their own answer, so leave out "Other".',
+      'a label of invisible characters only',
+      { questions: [{ ...DB, options: opts('A', '\u200b') }] },
+      'ask_user questions do not match the required question format: questions[0].options[1].label shows nothing.',
+    ],
+    ['duplicate ids', { questions: [DB, { ...TARGET, id: 'db' }] }, "duplicate question id 'db'"],
+    ['the same label twice', { questions: [{ ...DB, options: opts('Yes', 'Yes') }] }, "question 'db' has duplicate option values"],
+    ['duplicate labels ignoring case', { questions: [{ ...DB, options: opts('Yes', ' yES ') }] }, "question 'db' has duplicate option label 'yES'"],
+    ['a blank threadId', { questions: [DB], threadId: '   ' }, 'threadId must be a non-empty string'],
+    [
+      'a threadId with two questions',
+      { questions: [DB, TARGET], threadId: '1700000000.000200' },
+      'threadId supports only one single-select question; ask multi-question or multi-select prompts without threadId',
+    ],
+    [
+      'a threadId with a multi-select question',
+      { questions: [FEATURES], threadId: '1700000000.000200' },
+      'threadId supports only one single-select question; ask multi-question or multi-select prompts without threadId',
     ],
     [
       'a credential question',
@@ -254,9 +317,6 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
       { questions: [DB, { ...DB, id: 'pw', header: 'Login', question: 'Which one is the admin password?' }] },
       'questions[1] asks for a credential, which must never travel through ask_user; have the user put it in a secrets store or the environment instead.',
     ],
-    ['timeoutSeconds that is a text', { questions: [DB], timeoutSeconds: '900' }, 'timeoutSeconds must be a number of seconds.'],
-    ['arguments that are not an object', 'Which database?', 'The arguments must be an object {questions: [...], timeoutSeconds?}.'],
-    ['arguments that are a list', [DB], 'The arguments must be an object {questions: [...], timeoutSeconds?}.'],
   ])('%s → isError with one sentence', async (_name, args, message) => {
     const { client } = await connect();
     const before = (await relay.relay.list()).length;
@@ -275,7 +335,7 @@ describe('/mcp/openclaw: ask_user in the OpenClaw dialect', () => {
     });
     const card = await nextCard();
     await relay.relay.cancel(card.id);
-    expect(await pending).toEqual(NO_ANSWER);
+    expect(await pending).toEqual(CANCELLED);
   });
 
   it('needs the bearer token (401 without it)', async () => {

@@ -55,6 +55,11 @@ export interface ToolCall {
    * connection broke first (the result then stays available to a re-sent call for the grace).
    */
   delivered?: Promise<boolean>;
+  /**
+   * Takes the session's one question slot (dialects that allow one pending question per
+   * session): a release to call when the call ends, or undefined when another question holds it.
+   */
+  holdSlot?: () => (() => void) | undefined;
 }
 
 /**
@@ -64,12 +69,17 @@ export interface ToolCall {
 export async function askCall<Result, Failure>(waits: CallWaits, dialect: AskDialect<Result, Failure>, call: ToolCall): Promise<Result | Failure> {
   const drafted = dialect.toCardDraft(call.arguments);
   if (!drafted.ok) return dialect.toToolError(drafted.error);
+  // Checked once the arguments passed, as OpenClaw checks it.
+  const release = dialect.onePendingPerSession && call.holdSlot ? call.holdSlot() : () => {};
+  if (!release) return dialect.toToolError(dialect.onePendingPerSession!);
   let card: Card;
   try {
     card = await waits.wait(call, dialect.provider, drafted.draft);
   } catch (err) {
     if (err instanceof RelayError) return dialect.toToolError(err.message);
     throw err;
+  } finally {
+    release();
   }
   if (card.status === 'pending') return dialect.toToolError('The client went away before the card was answered.');
   return dialect.toToolResult(card);

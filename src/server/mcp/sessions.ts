@@ -29,6 +29,8 @@ export interface McpSession {
   closed: boolean;
   /** Per running tools/call, by requestKey. */
   requests: Map<string, CallRequest>;
+  /** The arguments of the ask_user calls waiting here, and how many wait on each (see holdSlot). */
+  asking: Map<string, number>;
 }
 
 export const requestKey = (id: string | number) => `${typeof id}:${id}`;
@@ -79,6 +81,7 @@ export class McpSessions {
       active: 0,
       closed: false,
       requests: new Map(),
+      asking: new Map(),
     };
     server.onclose = () => {
       session.closed = true;

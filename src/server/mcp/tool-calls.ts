@@ -85,6 +85,21 @@ async function callTool(session: McpSession, deps: ToolDeps, request: CallToolRe
   }
 }
 
+/**
+ * The session's question slot for an ask_user call with these arguments: free, or held by the
+ * same call sent again (a re-sent call re-attaches to its card). Refused while another waits.
+ */
+function holdSlot(session: McpSession, args: unknown): (() => void) | undefined {
+  const key = JSON.stringify(args) ?? '';
+  if ([...session.asking.keys()].some((k) => k !== key)) return undefined;
+  session.asking.set(key, (session.asking.get(key) ?? 0) + 1);
+  return () => {
+    const left = (session.asking.get(key) ?? 1) - 1;
+    if (left > 0) session.asking.set(key, left);
+    else session.asking.delete(key);
+  };
+}
+
 /** One tools/call as the call waits see it: who asks, its keys, its signals and its progress. */
 function toolCall(session: McpSession, request: CallToolRequest, extra: Extra): ToolCall {
   const { caller } = session;
@@ -94,9 +109,10 @@ function toolCall(session: McpSession, request: CallToolRequest, extra: Extra): 
   // the session is marked closed (onclose) right after its aborts, before this runs.
   extra.signal.addEventListener('abort', () => queueMicrotask(() => (session.closed ? gone : cancelled).abort()), { once: true });
   const raw = request.params.arguments;
+  const args = raw && NON_OBJECT in raw ? raw[NON_OBJECT] : raw;
   const clientKey = request.params._meta?.[CALL_KEY];
   return {
-    arguments: raw && NON_OBJECT in raw ? raw[NON_OBJECT] : raw,
+    arguments: args,
     mcpSessionId: extra.sessionId,
     requestId: extra.requestId,
     sessionId: caller.kind === 'agent' ? caller.sessionId : null,
@@ -106,6 +122,7 @@ function toolCall(session: McpSession, request: CallToolRequest, extra: Extra): 
     cancelled: cancelled.signal,
     gone: gone.signal,
     ...(delivered ? { delivered } : {}),
+    holdSlot: () => holdSlot(session, args),
     progress: (progress, message) =>
       extra.sendNotification({
         method: 'notifications/progress',
