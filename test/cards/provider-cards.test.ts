@@ -118,14 +118,20 @@ describe("askrelay's own dialects over MCP refuse with a readable tool error", (
   });
 
   it.each([
-    ['/mcp/openclaw', { questions: [{ id: 'build', header: 'Build', question: 'Which build?', options: [{ label: 'Debug' }, { label: '\u200b\u200d' }] }] }],
-    ['/mcp', { questions: [{ question: 'Which build?', options: [{ label: 'Debug' }, { label: '\u2066\u2069' }] }] }],
-  ] as const)('%s: a label that shows nothing', async (path, args) => {
+    [
+      '/mcp/openclaw',
+      { questions: [{ id: 'build', header: 'Build', question: 'Which build?', options: [{ label: 'Debug' }, { label: '\u200b\u200d' }] }] },
+      // OpenClaw's sentence for a label blank once trimmed, then the field.
+      'ask_user questions do not match the required question format: questions[0].options[1].label shows nothing.',
+    ],
+    [
+      '/mcp',
+      { questions: [{ question: 'Which build?', options: [{ label: 'Debug' }, { label: '\u2066\u2069' }] }] },
+      'questions[0].options[1].label shows nothing: it holds only invisible characters.',
+    ],
+  ] as const)('%s: a label that shows nothing', async (path, args, text) => {
     const before = await pending();
-    expect(await callAskUser(path, args)).toEqual({
-      isError: true,
-      content: [{ type: 'text', text: 'questions[0].options[1].label shows nothing: it holds only invisible characters.' }],
-    });
+    expect(await callAskUser(path, args)).toEqual({ isError: true, content: [{ type: 'text', text }] });
     expect(await pending()).toBe(before);
   });
 });

@@ -73,7 +73,7 @@ async function answer(relay: TestRelay, id: string, answers: unknown) {
 const DB = { question: 'Which database?', header: 'Database', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
 // The same arguments with their keys in another order: still the same call.
 const DB_REORDERED = { options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }], header: 'Database', question: 'Which database?' };
-const OPENCLAW_DB = { id: 'db', question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
+const OPENCLAW_DB = { id: 'db', header: 'Database', question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
 
 /** A call that asked `DB` and whose client then went away: its card, once the relay noticed (its grace runs). */
 async function askedThenGone(relay: TestRelay) {
