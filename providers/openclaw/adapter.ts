@@ -111,6 +111,7 @@ export function toCardDraft(raw: unknown): CardDraftResult {
       layout: 'steps',
       selectSeveral: false,
       keepOtherOptions: true,
+      answerRules: 'openclaw',
       waitSeconds: clampTimeout(input.timeoutSeconds),
       questions: questions.map((q) => ({
         id: q.id,

@@ -44,7 +44,8 @@ function checkEntry(card: Card, q: Question, entry: AnswerEntry): AnswerEntry {
       throw new RelayError('invalid_answer', `Question ${named(q)} takes a number; "${text}" is not one.`);
     }
   }
-  if (picked.size === 0 && text === undefined) {
+  // OpenClaw's rules leave a question without an answer as an empty list.
+  if (picked.size === 0 && text === undefined && card.answerRules !== 'openclaw') {
     throw new RelayError('empty_answer', `The answer to question ${named(q)} is empty: pick an option or type some text.`);
   }
   const selected = q.options.map((o) => o.label).filter((l) => picked.has(l));
@@ -63,7 +64,8 @@ export function checkAnswer(card: Card, answer: Answer): Answer {
   // object inherits.
   return Object.fromEntries(
     card.questions.map((q) => {
-      const entry = Object.hasOwn(answer, q.id) ? answer[q.id] : undefined;
+      const given = Object.hasOwn(answer, q.id) ? answer[q.id] : undefined;
+      const entry = given ?? (card.answerRules === 'openclaw' ? { selected: [] } : undefined);
       if (!entry) throw new RelayError('missing_answer', `Question ${named(q)} has no answer; every question needs one.`);
       return [q.id, checkEntry(card, q, entry)];
     }),

@@ -88,6 +88,11 @@ export const CardSchema = z.object({
   delivery: DeliverySchema.optional(),
   /** Who asked: the agent of the card's session, an MCP client, or a person through the API. */
   askedBy: AnsweredBySchema.optional(),
+  /**
+   * A dialect whose own rules answer the card: "openclaw" (OpenClaw's ask_user) reads
+   * plain-text replies as OpenClaw's bridge does, and lets an answer leave a question empty.
+   */
+  answerRules: z.literal('openclaw').optional(),
 });
 
 export type CardOption = z.infer<typeof OptionSchema>;
@@ -147,5 +152,6 @@ export interface CardDraft extends CardInput {
    * ordinary label (OpenClaw's) keeps them.
    */
   keepOtherOptions?: boolean;
+  answerRules?: Card['answerRules'];
 }
 

@@ -1,6 +1,7 @@
 import { RelayError } from '../errors.js';
 import { LIMITS, type Answer, type AnswerEntry, type Card, type Question } from './model.js';
 import { named, notAnOption, questionList, refuseSlip } from './near-miss.js';
+import { parseOpenclawReply } from './reply-openclaw.js';
 
 // What a person typed, read as the answer to a card: OpenClaw's plain-text rules
 // (docs/api.md, `POST /api/cards/:id/reply`), used by every surface where a person types.
@@ -18,9 +19,11 @@ import { named, notAnOption, questionList, refuseSlip } from './near-miss.js';
 //     the reply is marked as text (near-miss.ts).
 // Marked as text (`asText`), each question's whole value is free text: nothing is picked.
 // Questions are named by header, else text, never by id (near-miss.ts, questionName).
-// Several questions: keyed lines (`id: v`, `id = v`, `header: v`, `2: v`; a line
-// without a key continues the value of the key above it), or one line per question in
-// order. A URL, a path or a time like 14:30 is never split and never read as a key.
+// Several questions: keyed lines (`id: v`, `id = v`, `id - v`, `header: v`, `question
+// text: v`, `2: v`; a line without a key continues the value of the key above it), or one
+// line per question in order. A URL, a path or a time like 14:30 is never split and never
+// read as a key. Cards asked through OpenClaw's ask_user follow OpenClaw's rules instead
+// (reply-openclaw.ts).
 
 const fail = (message: string): never => {
   throw new RelayError('invalid_answer', message);
@@ -201,8 +204,34 @@ interface Keyed {
   value: string;
 }
 
-/** The question a line names before ":" or "=", with the rest of the line; undefined when it names none. */
+/** The question a key names: its id (exactly, then in any case), header or text, or (`byNumber`) its 1-based number. */
+function questionNamed(card: Card, key: string, byNumber: boolean): Question | undefined {
+  const k = key.toLowerCase();
+  return (
+    card.questions.find((q) => q.id === key) ??
+    card.questions.find((q) => q.id.toLowerCase() === k || q.header?.trim().toLowerCase() === k || q.text.trim().toLowerCase() === k) ??
+    (byNumber && /^\d+$/.test(k) ? card.questions[Number(k) - 1] : undefined)
+  );
+}
+
+/**
+ * The question a line names before ":" or "=" (or before a spaced " - ", when what stands
+ * before it is a question's id, header or text, never a number: "2 - 3 days" stays a value),
+ * with the rest of the line; undefined when it names none.
+ */
 function readKey(card: Card, line: string): Keyed | undefined {
+  const keyed = readColonKey(card, line);
+  if (keyed) return keyed;
+  // The first spaced hyphen, found by index (a lazy pattern before it cost the square of a long line).
+  const at = line.search(/\s-\s/);
+  if (at < 0) return undefined;
+  const key = line.slice(0, at).trim();
+  const value = line.slice(at + 3);
+  const question = key && !/[\r\u2028\u2029]/.test(value) ? questionNamed(card, key, false) : undefined;
+  return question ? { question, value } : undefined;
+}
+
+function readColonKey(card: Card, line: string): Keyed | undefined {
   // The key is everything before the first ":" or "=", trimmed. (Found by index: a lazy
   // regex over the key cost the square of a long line without one.)
   const at = line.search(/[:=]/);
@@ -215,11 +244,7 @@ function readKey(card: Card, line: string): Keyed | undefined {
   if (sep === ':' && /^(?:\/\/|[\\/])/.test(value)) return undefined; // https://…, C:\…, C:/…
   if (sep === ':' && /^\d+$/.test(key) && /^\d/.test(value)) return undefined; // 14:30
   if (isProtected(key)) return undefined; // /usr/bin:x
-  const k = key.toLowerCase();
-  const question =
-    card.questions.find((q) => q.id === key) ??
-    card.questions.find((q) => q.id.toLowerCase() === k || q.header?.trim().toLowerCase() === k) ??
-    (/^\d+$/.test(k) ? card.questions[Number(k) - 1] : undefined);
+  const question = questionNamed(card, key, true);
   return question ? { question, value } : undefined;
 }
 
@@ -239,6 +264,7 @@ function missing(card: Card, answered: Set<Question>, how: (key: string) => stri
  */
 export function parseReply(card: Card, text: string, options: ReplyOptions = {}): Answer {
   checkLength(text);
+  if (card.answerRules === 'openclaw' && !options.asText) return parseOpenclawReply(card, text);
   const lines = text.split(/\r?\n/);
   const filled = lines.filter((l) => l.trim());
   if (!filled.length) return fail('The reply is empty: give a number, a label or some text.');

@@ -154,6 +154,7 @@ export class Relay {
       selectSeveral: draft.selectSeveral ?? false,
       relayMode: draft.relayMode ?? 'autopilot',
       ...(draft.askedBy ? { askedBy: draft.askedBy } : {}),
+      ...(draft.answerRules ? { answerRules: draft.answerRules } : {}),
       status: 'pending',
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + waitMs).toISOString(),

@@ -185,6 +185,17 @@ describe('parseReply, several questions', () => {
     expect(parseReply(setup, '1=SQLite\n2: ts\n  rust\nname: askrelay')).toEqual(expected);
   });
 
+  it('also takes a spaced " - " after an id, header or question text, and keys by question text (issue 19)', () => {
+    expect(parseReply(setup, 'db - 2\nLanguages - 1, rust\nProject name? - askrelay')).toEqual(expected);
+    expect(parseReply(setup, 'Database: sqlite\nlangs: ts, rust\nproject name?: askrelay')).toEqual(expected);
+    // A number before " - " is a value, never a key: "2 - 3 days" answers the question of its line.
+    const spans = card([
+      { id: 'a', text: 'How long?' },
+      { id: 'b', text: 'Why?' },
+    ]);
+    expect(parseReply(spans, '2 - 3 days\nbecause')).toEqual({ a: { selected: [], text: '2 - 3 days' }, b: { selected: [], text: 'because' } });
+  });
+
   it('continues a keyed value on the lines below it and keeps ":" inside values', () => {
     expect(parseReply(setup, 'db: 2\nlangs: 1\nname: my project\nsecond line: still the name')).toEqual({
       db: { selected: ['SQLite'] },
