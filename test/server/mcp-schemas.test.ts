@@ -59,7 +59,8 @@ async function serveOneTool(tool: { name: string; inputSchema: Record<string, un
   };
 }
 
-describe('the MCP Inspector, strict', () => {
+// The Inspector is a large program to start (seconds, more on a loaded machine).
+describe('the MCP Inspector, strict', { timeout: 120_000 }, () => {
   it.each(['/mcp', '/mcp/openclaw'])('%s: tools/list passes with no finding', async (path) => {
     const run = await inspectTools(new URL(path, relay.url).href, [`Authorization: Bearer ${relay.token}`]);
     expect(run.stderr).toBe('');
