@@ -141,6 +141,21 @@ describe('askrelay mcp: the stdio bridge to /mcp', () => {
     expect(viaBridge.structuredContent).toEqual({ ...viaHttp.structuredContent, cardId: card.id });
   });
 
+  it('--dialect openclaw: one pending question per bridge, as OpenClaw allows per session', async () => {
+    const b = bridge(env(), ['--dialect', 'openclaw']);
+    await b.client.connect(b.transport);
+    const question = { id: 'db', header: 'Database', question: 'Which database?', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] };
+    const first = call(b.client, { questions: [question] });
+    const card = await cardsAskedBy('openclaw', 1500)(relay.relay);
+    const second = await call(b.client, { questions: [{ ...question, id: 'db2' }] });
+    expect(second).toEqual({
+      content: [{ type: 'text', text: 'ask_user already has a pending question for this session; wait for it to resolve before asking another' }],
+      isError: true,
+    });
+    await answer(card.id, { db: { selected: ['SQLite'] } });
+    expect((await first).structuredContent).toEqual({ status: 'answered', answers: { answers: { db: ['SQLite'] } } });
+  });
+
   it('progress notifications and cancellation pass through', async () => {
     const b = bridge(env());
     await b.client.connect(b.transport);
