@@ -1,6 +1,4 @@
-import { missingKeyRunner, type ProviderRunner, type Runner, type RunnerContext } from '../../src/sessions/runner.js';
-import { codeEngine } from './engine-code.js';
-import { messagesEngine } from './engine-messages.js';
+import { lazyRunner, missingKeyRunner, type ProviderRunner, type Runner, type RunnerContext } from '../../src/sessions/runner.js';
 
 // Claude and every Anthropic-compatible API (DeepSeek) run the same two engines; only
 // the endpoint variables and defaults differ.
@@ -27,7 +25,10 @@ export function anthropicRunner(vars: AnthropicEndpointVars): ProviderRunner {
         model: ctx.session.model || vars.defaultModel,
       };
       if (!apiKey) return missingKeyRunner(vars);
-      return ctx.session.engine === 'messages' ? messagesEngine(ctx, endpoint) : codeEngine(ctx, endpoint);
+      // Each engine's SDK loads with the first session that runs on it.
+      return lazyRunner(async () =>
+        ctx.session.engine === 'messages' ? (await import('./engine-messages.js')).messagesEngine(ctx, endpoint) : (await import('./engine-code.js')).codeEngine(ctx, endpoint),
+      );
     },
   };
 }

@@ -1,6 +1,6 @@
 export { GROK_QUESTION_TOOL, grokSystemPrompt } from './tool.js';
 export { asksUser, assistantMessage, toolArguments, toolMessage, transcriptEntries, type GrokReply, type GrokToolCall } from './adapter.js';
-export { grokRunner, MAX_TOOL_ROUNDS, readableApiError, unansweredCalls } from './runner.js';
+export { grokRunner, MAX_TOOL_ROUNDS } from './runner.js';
 
 import { declareProvider } from '../../src/sessions/providers.js';
 import { GROK_ENDPOINT, grokRunner } from './runner.js';

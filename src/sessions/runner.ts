@@ -78,6 +78,23 @@ export interface RunnerFactory {
 /** What a provider's runner module makes: the registry (providers/index.ts) adds the engines. */
 export type ProviderRunner = Omit<RunnerFactory, 'engines' | 'waitsMs' | 'askUserVariants' | 'checkStart'>;
 
+/**
+ * A runner whose engine module (and the SDK it imports) is loaded when the session first
+ * runs, not when the relay starts: a relay at rest holds no provider SDK it never uses.
+ */
+export function lazyRunner(load: () => Promise<Runner>): Runner {
+  let made: Promise<Runner> | undefined;
+  const runner = () => (made ??= load());
+  return {
+    start: async (prompt, resumed) => (await runner()).start(prompt, resumed),
+    send: async (text) => (await runner()).send(text),
+    // Never started: nothing was loaded, nothing runs.
+    stop: async () => {
+      if (made) await (await made).stop();
+    },
+  };
+}
+
 /** A runner for a provider that is not configured: every turn fails with one clear sentence. */
 export function missingKeyRunner(provider: { name: string; apiKeyVar: string; baseUrlVar: string }): Runner {
   const fail = async () => {

@@ -1,7 +1,8 @@
 import { rmSync } from 'node:fs';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { assistantMessage, asksUser, grokSystemPrompt, readableApiError, toolArguments, toolMessage, transcriptEntries, unansweredCalls } from '../../providers/grok/index.js';
+import { assistantMessage, asksUser, grokSystemPrompt, toolArguments, toolMessage, transcriptEntries } from '../../providers/grok/index.js';
+import { readableApiError, unansweredCalls } from '../../providers/grok/engine.js';
 import type { Session } from '../../src/sessions/model.js';
 import { lastUserText, startOpenAIServer, toolNames, type ChatRequest, type OpenAIServer, type ScriptedChatReply } from '../fakes/openai-server.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';

@@ -1,0 +1,43 @@
+import { execFile } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+
+// A relay at rest holds no provider SDK: each loads with the first session that runs on it
+// (lazyRunner in src/sessions/runner.ts). Checked in a fresh Node process that imports the
+// composition root with a resolve hook noting every SDK it is asked for.
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const SDKS = ['@anthropic-ai/sdk', '@anthropic-ai/claude-agent-sdk', '@github/copilot-sdk', 'openai'];
+
+const HOOK = `export async function resolve(specifier, context, next) {
+  if (${JSON.stringify(SDKS)}.some((p) => specifier === p || specifier.startsWith(p + '/'))) process.stdout.write('SDK ' + specifier + '\\n');
+  return next(specifier, context);
+}`;
+
+function importsIn(script: string): Promise<string> {
+  const code = `import { register } from 'node:module';
+register('data:text/javascript,' + encodeURIComponent(${JSON.stringify(HOOK)}));
+${script}`;
+  return new Promise((resolve, reject) =>
+    execFile(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, timeout: 60_000 }, (err, stdout, stderr) =>
+      err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(stdout),
+    ),
+  );
+}
+
+describe('provider SDKs load on first use', () => {
+  it('the composition root and the provider registry import none', { timeout: 90_000 }, async () => {
+    const out = await importsIn(`await import('./src/start.ts'); await import('./providers/index.ts'); console.log('imported');`);
+    expect(out).toBe('imported\n');
+  });
+
+  it('a session that runs loads the SDK of its engine, and only that one', { timeout: 90_000 }, async () => {
+    const out = await importsIn(`const { grokRunner } = await import('./providers/grok/runner.ts');
+const runner = grokRunner.create({ env: { XAI_API_KEY: 'x', XAI_BASE_URL: 'http://127.0.0.1:9/v1' }, session: { model: '', relayMode: 'autopilot' }, loadState: () => undefined, saveState() {}, log() {} });
+console.log('made');
+await runner.stop();
+await runner.start('hello', false).catch(() => {});
+console.log('started');`);
+    expect(out.split('\n').filter(Boolean)).toEqual(['made', 'SDK openai', 'started']);
+  });
+});
