@@ -19,7 +19,6 @@ import { mcpSettingsFromEnv } from './server/mcp/route.js';
 import { SessionManager } from './sessions/manager.js';
 import { existingAuditKey, loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
 import { lockDataFolder } from './store/folder-lock.js';
-import { openPostgres } from './store/postgres/postgres-stores.js';
 import { sharedSecrets, type RelaySecrets } from './store/shared-secrets.js';
 import { sqliteStores, type Stores } from './store/stores.js';
 import { defaultNodeId } from './config.js';
@@ -59,6 +58,8 @@ async function openStore(config: ServeConfig, notices: (string | undefined)[]): 
     const secrets = { token: token.value, auditKey: auditKey.value, vapid: loadOrCreateVapidKeys(config.dataDir), notices: [] };
     return { store: sqliteStores(config.dataDir, secrets.auditKey), secrets };
   }
+  // The PostgreSQL client loads only for a relay that uses it.
+  const { openPostgres } = await import('./store/postgres/postgres-stores.js');
   const db = await openPostgres(config.databaseUrl);
   try {
     // The audit key stays out of the database when the node has one: ASKRELAY_AUDIT_KEY, else <data>/audit.key.

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 // composition root with a resolve hook noting every SDK it is asked for.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const SDKS = ['@anthropic-ai/sdk', '@anthropic-ai/claude-agent-sdk', '@github/copilot-sdk', 'openai'];
+// The provider SDKs, and the PostgreSQL client (loaded only with ASKRELAY_DATABASE_URL).
+const SDKS = ['@anthropic-ai/sdk', '@anthropic-ai/claude-agent-sdk', '@github/copilot-sdk', 'openai', 'pg'];
 
 const HOOK = `export async function resolve(specifier, context, next) {
   if (${JSON.stringify(SDKS)}.some((p) => specifier === p || specifier.startsWith(p + '/'))) process.stdout.write('SDK ' + specifier + '\\n');
@@ -25,7 +26,7 @@ ${script}`;
   );
 }
 
-describe('provider SDKs load on first use', () => {
+describe('provider SDKs (and the PostgreSQL client) load on first use', () => {
   it('the composition root and the provider registry import none', { timeout: 90_000 }, async () => {
     const out = await importsIn(`await import('./src/start.ts'); await import('./providers/index.ts'); console.log('imported');`);
     expect(out).toBe('imported\n');
