@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
 import { describeProviders, engineWaitSettings, runnerFactories, type ProviderInfo } from './sessions/providers.js';
 import { rememberSecret } from './cards/secrets.js';
-import { CHANNELS } from './channels/index.js';
+import { loadChannels } from './channels/index.js';
 import { channelsConfig } from './channels/config.js';
 import { Channels } from './channels/service.js';
 import type { ServeConfig } from './config.js';
@@ -125,7 +125,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
   const channels = new Channels({
     config: channelConfig,
-    channels: CHANNELS,
+    channels: await loadChannels(channelConfig),
     access,
     audit: store.audit,
     store: store.channels,

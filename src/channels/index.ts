@@ -1,15 +1,19 @@
 import type { ChannelFactory } from './channel.js';
-import type { ChannelId } from './config.js';
-import { discordChannel } from './discord/index.js';
-import { mattermostChannel } from './mattermost/index.js';
-import { slackChannel } from './slack/index.js';
-import { telegramChannel } from './telegram/index.js';
+import type { ChannelId, ChannelsConfig } from './config.js';
 
-// Every chat channel the relay can post to, by id; the configuration decides which are on.
+// Every chat channel the relay can post to, by id. A channel's module, and its platform's
+// client library with it, is loaded only when the configuration switches the channel on: a
+// relay without chat channels holds none of them.
 
-export const CHANNELS: Partial<Record<ChannelId, ChannelFactory>> = {
-  telegram: telegramChannel,
-  discord: discordChannel,
-  mattermost: mattermostChannel,
-  slack: slackChannel,
+const LOADERS: Record<ChannelId, () => Promise<ChannelFactory>> = {
+  telegram: async () => (await import('./telegram/index.js')).telegramChannel,
+  discord: async () => (await import('./discord/index.js')).discordChannel,
+  mattermost: async () => (await import('./mattermost/index.js')).mattermostChannel,
+  slack: async () => (await import('./slack/index.js')).slackChannel,
 };
+
+/** The factories of the channels the configuration switches on. */
+export async function loadChannels(config: ChannelsConfig): Promise<Partial<Record<ChannelId, ChannelFactory>>> {
+  const on = (Object.keys(LOADERS) as ChannelId[]).filter((id) => config[id]);
+  return Object.fromEntries(await Promise.all(on.map(async (id) => [id, await LOADERS[id]()] as const)));
+}

@@ -7,8 +7,9 @@ import { describe, expect, it } from 'vitest';
 // composition root with a resolve hook noting every SDK it is asked for.
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-// The provider SDKs, and the PostgreSQL client (loaded only with ASKRELAY_DATABASE_URL).
-const SDKS = ['@anthropic-ai/sdk', '@anthropic-ai/claude-agent-sdk', '@github/copilot-sdk', 'openai', 'pg'];
+// The provider SDKs, the PostgreSQL client (loaded only with ASKRELAY_DATABASE_URL) and the
+// chat platforms' client libraries (loaded only for a channel switched on).
+const SDKS = ['@anthropic-ai/sdk', '@anthropic-ai/claude-agent-sdk', '@github/copilot-sdk', 'openai', 'pg', 'grammy', '@slack/web-api', '@discordjs/rest', 'markdown-it'];
 
 const HOOK = `export async function resolve(specifier, context, next) {
   if (${JSON.stringify(SDKS)}.some((p) => specifier === p || specifier.startsWith(p + '/'))) process.stdout.write('SDK ' + specifier + '\\n');
@@ -26,7 +27,7 @@ ${script}`;
   );
 }
 
-describe('provider SDKs (and the PostgreSQL client) load on first use', () => {
+describe('provider SDKs, the PostgreSQL client and the chat platforms\' libraries load on first use', () => {
   it('the composition root and the provider registry import none', { timeout: 90_000 }, async () => {
     const out = await importsIn(`await import('./src/start.ts'); await import('./providers/index.ts'); console.log('imported');`);
     expect(out).toBe('imported\n');
@@ -40,5 +41,17 @@ await runner.stop();
 await runner.start('hello', false).catch(() => {});
 console.log('started');`);
     expect(out.split('\n').filter(Boolean)).toEqual(['made', 'SDK openai', 'started']);
+  });
+
+  it('a channel switched on loads its platform\'s library, and no other platform\'s', { timeout: 90_000 }, async () => {
+    const out = await importsIn(`const { loadChannels } = await import('./src/channels/index.ts');
+console.log('ready');
+const loaded = await loadChannels({ telegram: {} });
+console.log('loaded ' + Object.keys(loaded).join());`);
+    const lines = out.split('\n').filter(Boolean);
+    expect(lines[0]).toBe('ready');
+    expect(lines.at(-1)).toBe('loaded telegram');
+    expect(lines).toContain('SDK grammy');
+    expect(lines.filter((l) => /@slack|@discordjs/.test(l))).toEqual([]);
   });
 });
