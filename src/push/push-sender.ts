@@ -1,5 +1,4 @@
 import { createHash } from 'node:crypto';
-import webpush from 'web-push';
 import type { Card } from '../cards/model.js';
 import type { RelayEvents } from '../relay/events.js';
 import type { PushConfig } from './push-config.js';
@@ -7,6 +6,11 @@ import { PushQueue, type AttemptResult } from './push-queue.js';
 import type { AsyncPushSubscriptionStore, PushSubscriptionRecord } from '../store/push-subscription-store.js';
 import type { VapidKeys } from './vapid-keys.js';
 import { clip } from '../cards/text.js';
+
+type WebPush = typeof import('web-push');
+let webPush: Promise<WebPush> | undefined;
+/** web-push, loaded with the first push there is to send: a relay nobody subscribed to holds none of it. */
+const loadWebPush = () => (webPush ??= import('web-push').then((m) => (m as { default?: WebPush }).default ?? m));
 
 // Turns the relay's card events into Web Push messages. A new card sends one notification
 // to every subscription (header, question text, and the page URL of the card); a card that
@@ -107,18 +111,22 @@ export class PushSender {
         : CLOSE_TTL_SECONDS;
     if (payload.type === 'card' && ttl === 0) return;
     const json = JSON.stringify(payload);
-    for (const subscription of await this.options.subscriptions.list()) {
+    const subscriptions = await this.options.subscriptions.list();
+    if (!subscriptions.length) return;
+    const webpush = await loadWebPush();
+    for (const subscription of subscriptions) {
       // Encrypted on the first attempt, and the same body reused by the retries.
       let body: Uint8Array<ArrayBuffer> | undefined;
       const encrypted = () => (body ??= new Uint8Array(webpush.encrypt(subscription.keys.p256dh, subscription.keys.auth, json, 'aes128gcm').cipherText));
       this.queue.add({
         label: () => `${payload.type} push for card ${card.id} to ${new URL(subscription.endpoint).host}`,
-        attempt: (signal) => this.send(subscription, payload, ttl, encrypted, signal),
+        attempt: (signal) => this.send(webpush, subscription, payload, ttl, encrypted, signal),
       });
     }
   }
 
   private async send(
+    webpush: WebPush,
     subscription: PushSubscriptionRecord,
     payload: PushPayload,
     ttl: number,
@@ -134,7 +142,7 @@ export class PushSender {
         TTL: String(ttl),
         'Content-Type': 'application/octet-stream',
         'Content-Encoding': 'aes128gcm',
-        Authorization: this.authorization(subscription.endpoint),
+        Authorization: this.authorization(webpush, subscription.endpoint),
         Urgency: payload.type === 'card' ? 'high' : 'normal',
         Topic: topicOf(payload.cardId),
       },
@@ -149,7 +157,7 @@ export class PushSender {
    * The VAPID Authorization for a push service. Signing the token is most of a push's CPU
    * (about 1 ms), so one token, valid 12 hours, serves every push to that origin for an hour.
    */
-  private authorization(endpoint: string): string {
+  private authorization(webpush: WebPush, endpoint: string): string {
     const audience = new URL(endpoint).origin;
     const now = Date.now();
     const cached = this.vapidTokens.get(audience);

@@ -1,6 +1,5 @@
 import { createHash, randomBytes } from 'node:crypto';
-import webpush from 'web-push';
-import { isVapidKeys, type VapidKeys } from '../push/vapid-keys.js';
+import { generateVapidKeys, isVapidKeys, type VapidKeys } from '../push/vapid-keys.js';
 import { shortSecret } from './data-folder.js';
 import type { SharedSetting } from './postgres/shared-settings.js';
 
@@ -56,7 +55,7 @@ export async function sharedSecrets(shared: Shared, given: { token?: string; aud
     make: () => fresh(32),
     made: 'Made the audit key and kept it in the database; set ASKRELAY_AUDIT_KEY on every node instead to keep the log tamper-evident against whoever can write the database (docs/security.md).',
   });
-  const stored = await shared('vapid', () => JSON.stringify(webpush.generateVAPIDKeys()));
+  const stored = await shared('vapid', () => JSON.stringify(generateVapidKeys()));
   const vapid: unknown = JSON.parse(stored.value);
   if (!isVapidKeys(vapid)) throw new Error('The database holds a VAPID setting that is not a key pair {publicKey, privateKey}; delete its row in relay_settings to make a new one.');
   return { token, auditKey: Buffer.from(auditKey), vapid: { publicKey: vapid.publicKey, privateKey: vapid.privateKey }, notices };
