@@ -62,6 +62,11 @@ export interface ToolCall {
   holdSlot?: () => (() => void) | undefined;
 }
 
+/** The relay tool's calls on a route re-attach among themselves, apart from its ask_user's. */
+export const relayToolFamily = (dialect: AskDialect) => `${dialect.provider}/relay-tool`;
+/** The families of the calls on a dialect's route. */
+export const callFamilies = (dialect: AskDialect) => [dialect.provider, relayToolFamily(dialect)];
+
 /**
  * One dialect's ask_user call: its arguments made into a card by the dialect's pure adapter,
  * waited on, and the closed card made into the dialect's result (or an isError result).

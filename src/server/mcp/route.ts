@@ -10,10 +10,9 @@ import type { RelayToolbox } from '../../sessions/relay-tool.js';
 import type { AsyncCallStore } from '../../store/call-store.js';
 import type { AuthEnv } from '../auth.js';
 import type { ConnectionLimit } from '../connection-limit.js';
-import { CallWaits, DEFAULT_TIMING, type CallTiming } from './call-waits.js';
+import { callFamilies, CallWaits, DEFAULT_TIMING, type CallTiming } from './call-waits.js';
 import { isToolCall, jsonRpcError, messagesOf, noteCalls, readBody } from './request.js';
 import { McpSessions, type McpSession } from './sessions.js';
-import { callFamilies, serveTools } from './tool-calls.js';
 
 // /mcp: askrelay's MCP server over Streamable HTTP (behind the bearer token, see app.ts).
 // Sessions are stateful (Mcp-Session-Id, sessions.ts) and closed after an hour without
@@ -69,8 +68,9 @@ export function mcpRoute(access: CardAccess, dialect: AskDialect, options: McpRo
   const { toolbox, load } = options;
   const recover = options.recoverOrphans === false ? [] : callFamilies(dialect);
   const waits = new CallWaits(relay, options.calls, { ...DEFAULT_TIMING, ...options.timing }, recover);
-  const sessions = new McpSessions(relay.clock, options.sessionIdleMs ?? DEFAULT_IDLE_MS, (session) =>
-    serveTools(session, { dialect, waits, clock: relay.clock, ...(toolbox ? { toolbox } : {}), ...(load ? { load } : {}) }),
+  // The MCP SDK loads with the first MCP session (sessions.ts, tool-calls.ts), not at start.
+  const sessions = new McpSessions(relay.clock, options.sessionIdleMs ?? DEFAULT_IDLE_MS, async (session) =>
+    (await import('./tool-calls.js')).serveTools(session, { dialect, waits, clock: relay.clock, ...(toolbox ? { toolbox } : {}), ...(load ? { load } : {}) }),
   );
 
   /** The caller's session of the request, or a new one (only an initialize may come without: the transport refuses the rest). */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
 import type { Principal } from '../../relay/access.js';
 import type { Clock } from '../../relay/clock.js';
 import { VERSION } from '../../version.js';
@@ -46,7 +46,7 @@ export class McpSessions {
     private readonly clock: Clock,
     private readonly idleMs: number,
     /** Sets the new session's request handlers (tools/list, tools/call). */
-    private readonly serve: (session: McpSession) => void,
+    private readonly serve: (session: McpSession) => void | Promise<void>,
   ) {
     const sweep = () => {
       const now = clock.now();
@@ -66,6 +66,11 @@ export class McpSessions {
 
   /** A new session; it is kept once its transport hands out an id (on initialize). */
   async open(caller: Principal): Promise<McpSession> {
+    // The SDK loads with the first session: a relay no MCP client uses holds none of it.
+    const [{ Server }, { WebStandardStreamableHTTPServerTransport }] = await Promise.all([
+      import('@modelcontextprotocol/sdk/server/index.js'),
+      import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
+    ]);
     const server = new Server({ name: 'askrelay', version: VERSION }, { capabilities: { tools: {} } });
     const session: McpSession = {
       caller,
@@ -87,7 +92,7 @@ export class McpSessions {
       session.closed = true;
       if (session.id) this.table.delete(session.id);
     };
-    this.serve(session);
+    await this.serve(session);
     await server.connect(session.transport);
     return session;
   }

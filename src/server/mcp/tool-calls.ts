@@ -14,7 +14,7 @@ import { CALL_KEY, MAX_CALL_KEY } from '../../mcp-call-key.js';
 import { answeredBy } from '../../relay/access.js';
 import type { Clock } from '../../relay/clock.js';
 import { isRelayTool, type RelayToolbox } from '../../sessions/relay-tool.js';
-import { askCall, type CallWaits, type ToolCall } from './call-waits.js';
+import { askCall, relayToolFamily, type CallWaits, type ToolCall } from './call-waits.js';
 import { NON_OBJECT } from './request.js';
 import { requestKey, type McpSession } from './sessions.js';
 import { listedTools, toolNames } from './tools.js';
@@ -35,10 +35,6 @@ export interface ToolDeps {
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
-/** The relay tool's calls on a route re-attach among themselves, apart from its ask_user's. */
-const relayToolFamily = (dialect: AskDialect) => `${dialect.provider}/relay-tool`;
-/** The families of the calls on a dialect's route (see call-waits.ts). */
-export const callFamilies = (dialect: AskDialect) => [dialect.provider, relayToolFamily(dialect)];
 
 /**
  * A JSON-RPC error whose message reaches the client as written. (The SDK's McpError puts
