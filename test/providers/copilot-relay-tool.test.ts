@@ -79,7 +79,7 @@ const requestsOf = (marker: string) => fake.requests.filter((r) => r.body?.messa
  * validation-only keywords (minLength, propertyNames) the runtime would turn into text.
  */
 const SEEN_SCHEMAS: Record<string, unknown> = {
-  list_questions: { type: 'object', properties: {}, additionalProperties: {} },
+  list_questions: { type: 'object', properties: {} },
   answer_question: {
     type: 'object',
     properties: {
