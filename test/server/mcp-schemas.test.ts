@@ -4,6 +4,7 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { MCP_TOOLS, mcpClients } from '../support/mcp-tools.js';
+import { waitUntil } from '../support/wait-until.js';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -118,22 +119,13 @@ describe('Ajv, strict', () => {
     const valid = ajv.validate(tool.inputSchema, JSON.parse(JSON.stringify(args)));
     const { client } = await clients.connect(relay.url, relay.token, { path });
     const before = (await relay.relay.list({ status: 'pending' })).map((c) => c.id);
-    const call = client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> });
-    const outcome = await Promise.race([
-      call.then((r) => ({ refused: r.isError === true })),
-      // Taken: a card appears; cancelling it ends the call.
-      (async () => {
-        for (;;) {
-          const card = (await relay.relay.list({ status: 'pending' })).find((c) => !before.includes(c.id));
-          if (card) {
-            await relay.relay.cancel(card.id);
-            await call;
-            return { refused: false };
-          }
-          await new Promise((r) => setTimeout(r, 20));
-        }
-      })(),
-    ]);
+    let ended = false;
+    const call = client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown> }).finally(() => (ended = true));
+    // Taken: a card appears, and cancelling it ends the call (as no_answer, not an error).
+    // Refused: the call ends with no card. Either way nothing is left polling afterwards.
+    const card = await waitUntil(async () => ended || (await relay.relay.list({ status: 'pending' })).find((c) => !before.includes(c.id)), 'a card, or the refusal');
+    if (card !== true) await relay.relay.cancel(card.id);
+    const outcome = { refused: (await call).isError === true };
     expect(!outcome.refused).toBe(valid);
   });
 });
