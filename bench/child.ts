@@ -4,6 +4,7 @@
 //
 //   node --expose-gc --import tsx bench/child.ts bare
 //   node --expose-gc --import tsx bench/child.ts relay <dataDir>
+//   node --expose-gc --import tsx bench/child.ts floor sqlite | floor postgres <url>  (bench/floor-server.ts)
 //   node --expose-gc --import tsx bench/child.ts pushsink hang|fail
 //
 // It talks to the parent over the IPC channel: one request message in, one reply out.
@@ -26,6 +27,7 @@ import { SqliteStore } from '../src/store/sqlite-store.js';
 import webpush from 'web-push';
 import { cardPayload } from '../src/push/push-sender.js';
 import { BENCH_ANSWER, benchDraft } from './draft.js';
+import { runFloor } from './floor-server.js';
 
 export type ChildRequest =
   | { cmd: 'fill'; pending: number }
@@ -305,11 +307,12 @@ async function pushSink(behaviour: 'hang' | 'fail'): Promise<void> {
   });
 }
 
-const [mode, dataDir] = process.argv.slice(2);
+const [mode, dataDir, url] = process.argv.slice(2);
 if (mode === 'bare') await bare();
+else if (mode === 'floor') await runFloor(dataDir, url, send);
 else if (mode === 'relay' && dataDir) await relay(dataDir);
 else if (mode === 'pushsink' && (dataDir === 'hang' || dataDir === 'fail')) await pushSink(dataDir);
 else {
-  console.error('usage: child.ts bare | relay <dataDir> | pushsink hang|fail');
+  console.error('usage: child.ts bare | relay <dataDir> | floor sqlite | floor postgres <url> | pushsink hang|fail');
   process.exit(2);
 }

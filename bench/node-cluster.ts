@@ -22,7 +22,7 @@ export const columnLabel = (c: Column) => (c.store === 'sqlite' ? 'SQLite' : `PG
 const AUDIT_KEY = 'bench-audit-key-0123456789abcdef';
 
 /** One event stream on a node, handing each card.created to whoever expects that title. */
-class Watch {
+export class Watch {
   private readonly expected = new Map<string, (e: SseEvent) => void>();
 
   constructor(readonly sse: SseClient) {

@@ -19,6 +19,9 @@
 //   BENCH_PG_ASYNC_COMMIT=1 diagnosis: the nodes table's databases commit without waiting for the WAL flush
 //   ASKRELAY_BENCH_DATABASE_URL=postgres://postgres@127.0.0.1:5432/test
 //                          admin connection that creates (and drops) a database per column
+//   BENCH_THROUGHPUT=sqlite,postgres  stores of the askrelay-against-its-floor table (empty: no table)
+//   BENCH_STREAMS=100      SSE streams open during that table's streams block
+//   BENCH_FLOOR_S=12       seconds each of that table's throughput blocks runs per column (over all rounds)
 //   BENCH_QUICK=1          smoke run: every default above shrinks (explicit settings still win)
 
 import { createECDH, randomBytes } from 'node:crypto';
@@ -32,6 +35,7 @@ import { BENCH_ANSWER, benchDraft } from './draft.js';
 import { channelLatencies, channelTable } from './channel-bench.js';
 import { probeBenchDatabase } from './bench-database.js';
 import { nodesColumns, nodesTable, type Column } from './nodes-bench.js';
+import { throughputColumns, throughputTable, type Store } from './throughput-bench.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ITER = Number(process.env.BENCH_ITER ?? (QUICK ? 50 : 1000));
@@ -47,6 +51,9 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const THROUGHPUT_S = Number(process.env.BENCH_THROUGHPUT_S ?? (QUICK ? 2 : 15));
 const NODE_ROUNDS = Number(process.env.BENCH_NODE_ROUNDS ?? (QUICK ? 1 : 3));
 const PUSH_BLOCK_WARMUP = 20;
+const FLOOR_STORES = (process.env.BENCH_THROUGHPUT ?? 'sqlite,postgres').split(',').filter(Boolean) as Store[];
+const STREAMS = Number(process.env.BENCH_STREAMS ?? (QUICK ? 20 : 100));
+const FLOOR_S = Number(process.env.BENCH_FLOOR_S ?? (QUICK ? 2 : 12));
 
 const TARGET = { latencyFactor: 2, bytesPerCard: 10 * 1024, restartMs: 1000, pushFactor: 1.1 };
 
@@ -405,7 +412,10 @@ async function main() {
   const loadStart = loadavg();
   log(`askrelay bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${ITER} iterations${QUICK ? ' (BENCH_QUICK)' : ''}`);
   // Before minutes of SQLite measurements: a PostgreSQL server that is not there fails now.
-  if (NODE_COUNTS.length) await probeBenchDatabase();
+  if (NODE_COUNTS.length || FLOOR_STORES.includes('postgres')) await probeBenchDatabase();
+  const floorOptions = { iterations: ITER, warmup: WARMUP, clients: CLIENTS, streams: STREAMS, seconds: FLOOR_S, rounds: NODE_ROUNDS, stores: FLOOR_STORES, execArgv: PROFILE };
+  if (FLOOR_STORES.length) log(`askrelay against its floor on ${FLOOR_STORES.join(', ')}: ${ITER} cycles one at a time, then ${FLOOR_S} s each of 1 and ${CLIENTS} clients and of ${CLIENTS} clients with ${STREAMS} streams, per column, in ${NODE_ROUNDS} rounds…`);
+  const floor = FLOOR_STORES.length ? await throughputColumns(floorOptions, log) : undefined;
   log('baseline: bare hono on @hono/node-server…');
   const base = await baseline();
   const runs: RelayRun[] = [];
@@ -480,6 +490,11 @@ async function main() {
   console.log(`latency: ${BASELINE_ITER} baseline / ${ITER} relay samples after ${WARMUP} warm-up; load average ${load(loadStart)} at start, ${load(loadavg())} at end\n`);
   console.log(table(rows));
   if (rows2.length > 1) console.log(`\n${table(rows2)}`);
+  const floorReport = floor && throughputTable(floor, floorOptions, ms, yes);
+  if (floorReport) {
+    console.log(`\n${table(floorReport.rows)}`);
+    for (const line of floorReport.failures) console.log(line);
+  }
   if (push) console.log(`\n${table(pushTable(push))}`);
   if (channels) console.log(`\n${table(channelTable(channels, TARGET.pushFactor, ms, yes))}`);
   const nodesReport = nodes && nodesTable(nodes, CLIENTS, ms);
@@ -488,9 +503,9 @@ async function main() {
     for (const line of [...nodesReport.notes, ...nodesReport.failures]) console.log(line);
   }
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
-  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems, push, channels, nodes }));
+  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems, floor, push, channels, nodes }));
   // Every table is printed; a column that could not be measured still fails the run.
-  if (nodesReport?.failures.length) process.exitCode = 1;
+  if (nodesReport?.failures.length || floorReport?.failures.length) process.exitCode = 1;
 }
 
 main().catch((err) => {
