@@ -31,6 +31,8 @@ import { runFloor } from './floor-server.js';
 
 export type ChildRequest =
   | { cmd: 'fill'; pending: number }
+  | { cmd: 'make'; cards: number }
+  | { cmd: 'waiting' }
   | { cmd: 'serverTimes'; reset?: boolean }
   | { cmd: 'warm'; cards: number }
   | { cmd: 'mem' }
@@ -53,6 +55,8 @@ export interface Memory {
 export type ChildReply =
   | { ok: true; url: string; token?: string }
   | { ok: true; pending: number; ms: number }
+  | { ok: true; ids: string[] }
+  | { ok: true; waiting: number }
   | { ok: true; memory: Memory }
   | { ok: true; times: Record<string, number[]>; cpu: NodeJS.CpuUsage }
   | { ok: true; ms: number; url: string; recovered: { expired: number; pending: number } }
@@ -193,6 +197,13 @@ async function relay(dataDir: string): Promise<void> {
         while (running.relay.pendingCount < msg.pending) await running.relay.create(benchDraft(`fill ${serial++}`));
         return { ok: true, pending: running.relay.pendingCount, ms: performance.now() - start };
       }
+      case 'make': {
+        const ids: string[] = [];
+        for (let i = 0; i < msg.cards; i++) ids.push((await running.relay.create(benchDraft(`make ${serial++}`))).id);
+        return { ok: true, ids };
+      }
+      case 'waiting':
+        return { ok: true, waiting: running.relay.waitedOn };
       case 'warm': {
         // Runs create and answer through every code path once, then leaves nothing pending,
         // so the memory baseline already holds compiled code, prepared statements and caches.

@@ -13,7 +13,7 @@ import { serve, type ServerType } from '@hono/node-server';
 import Database from 'better-sqlite3';
 import { Hono } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import { randomBytes } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
 import { tmpdir } from 'node:os';
@@ -93,7 +93,7 @@ function floorApp(store: FloorStore): Hono {
   });
   app.post('/api/cards', async (c) => {
     const body = JSON.stringify(await c.req.json());
-    const row: Row = { id: `f_${randomBytes(8).toString('hex')}`, status: 'pending', body, answer: null };
+    const row: Row = { id: `f_${randomUUID()}`, status: 'pending', body, answer: null };
     await store.insert(row);
     const json = cardJson(row);
     tell('card.created', json);

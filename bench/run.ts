@@ -22,6 +22,9 @@
 //   BENCH_THROUGHPUT=sqlite,postgres  stores of the askrelay-against-its-floor table (empty: no table)
 //   BENCH_STREAMS=100      SSE streams open during that table's streams block
 //   BENCH_FLOOR_S=12       seconds each of that table's throughput blocks runs per column (over all rounds)
+//   BENCH_FLOOR_BLOCKS=latency,one,many,streamed  diagnosis: that table's blocks to run (with BENCH_CPU_PROF)
+//   BENCH_STARTS=5         `askrelay serve` starts measured (command → listening, RSS at rest); 0 skips
+//   BENCH_WAITERS=10000    concurrent waiters (long polls, MCP calls, SSE streams) on one relay; 0 skips
 //   BENCH_QUICK=1          smoke run: every default above shrinks (explicit settings still win)
 
 import { createECDH, randomBytes } from 'node:crypto';
@@ -35,7 +38,9 @@ import { BENCH_ANSWER, benchDraft } from './draft.js';
 import { channelLatencies, channelTable } from './channel-bench.js';
 import { probeBenchDatabase } from './bench-database.js';
 import { nodesColumns, nodesTable, type Column } from './nodes-bench.js';
-import { throughputColumns, throughputTable, type Store } from './throughput-bench.js';
+import { startTimes } from './start-bench.js';
+import { waitersRun } from './waiters-bench.js';
+import { throughputColumns, throughputTable, type Block, type Store } from './throughput-bench.js';
 
 const QUICK = process.env.BENCH_QUICK === '1';
 const ITER = Number(process.env.BENCH_ITER ?? (QUICK ? 50 : 1000));
@@ -51,11 +56,13 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const THROUGHPUT_S = Number(process.env.BENCH_THROUGHPUT_S ?? (QUICK ? 2 : 15));
 const NODE_ROUNDS = Number(process.env.BENCH_NODE_ROUNDS ?? (QUICK ? 1 : 3));
 const PUSH_BLOCK_WARMUP = 20;
+const WAITERS = Number(process.env.BENCH_WAITERS ?? (QUICK ? 1000 : 10_000));
+const STARTS = Number(process.env.BENCH_STARTS ?? (QUICK ? 2 : 5));
 const FLOOR_STORES = (process.env.BENCH_THROUGHPUT ?? 'sqlite,postgres').split(',').filter(Boolean) as Store[];
 const STREAMS = Number(process.env.BENCH_STREAMS ?? (QUICK ? 20 : 100));
 const FLOOR_S = Number(process.env.BENCH_FLOOR_S ?? (QUICK ? 2 : 12));
 
-const TARGET = { latencyFactor: 2, bytesPerCard: 10 * 1024, restartMs: 1000, pushFactor: 1.1 };
+const TARGET = { latencyFactor: 2, bytesPerCard: 10 * 1024, restartMs: 1000, pushFactor: 1.1, startMs: 1000, restBytes: 120 * 1024 * 1024, bytesPerWaiter: 16 * 1024, releaseP99: 50 };
 
 const log = (line: string) => process.stderr.write(`${line}\n`);
 
@@ -413,9 +420,11 @@ async function main() {
   log(`askrelay bench: node ${process.version}, ${cpus().length} CPUs (${cpus()[0]?.model ?? '?'}), ${ITER} iterations${QUICK ? ' (BENCH_QUICK)' : ''}`);
   // Before minutes of SQLite measurements: a PostgreSQL server that is not there fails now.
   if (NODE_COUNTS.length || FLOOR_STORES.includes('postgres')) await probeBenchDatabase();
-  const floorOptions = { iterations: ITER, warmup: WARMUP, clients: CLIENTS, streams: STREAMS, seconds: FLOOR_S, rounds: NODE_ROUNDS, stores: FLOOR_STORES, execArgv: PROFILE };
+  const floorOptions = { iterations: ITER, warmup: WARMUP, clients: CLIENTS, streams: STREAMS, seconds: FLOOR_S, rounds: NODE_ROUNDS, stores: FLOOR_STORES, execArgv: PROFILE, ...(process.env.BENCH_FLOOR_BLOCKS ? { blocks: process.env.BENCH_FLOOR_BLOCKS.split(',') as Block[] } : {}) };
   if (FLOOR_STORES.length) log(`askrelay against its floor on ${FLOOR_STORES.join(', ')}: ${ITER} cycles one at a time, then ${FLOOR_S} s each of 1 and ${CLIENTS} clients and of ${CLIENTS} clients with ${STREAMS} streams, per column, in ${NODE_ROUNDS} rounds…`);
   const floor = FLOOR_STORES.length ? await throughputColumns(floorOptions, log) : undefined;
+  const start = STARTS > 0 ? (log(`askrelay serve: ${STARTS} starts, command → listening and RSS at rest…`), await startTimes(STARTS)) : undefined;
+  const waiters = WAITERS > 0 ? (log(`${WAITERS} concurrent waiters on one relay…`), await waitersRun(WAITERS, Math.min(ITER, 500), log)) : undefined;
   log('baseline: bare hono on @hono/node-server…');
   const base = await baseline();
   const runs: RelayRun[] = [];
@@ -466,6 +475,21 @@ async function main() {
     rows.push(['  (relay CPU per create + wait + answer)', n, ms(r.cpuPerIteration), '', '', 'info', '']);
   }
   const rows2: string[][] = [['measurement', 'pending', 'value', 'target', 'met']];
+  if (start) {
+    const { listening: l, rssAtRest: r } = start;
+    rows2.push([`askrelay serve: command → listening, median of ${l.n}`, '0', `${ms(l.p50)} (max ${ms(l.p99)})`, `< ${TARGET.startMs} ms`, yes(l.p50 < TARGET.startMs)]);
+    rows2.push(['askrelay serve: RSS at rest (2 s after listening), median', '0', `${mb(r.p50)} (max ${mb(r.p99)})`, `≤ ${mb(TARGET.restBytes)}`, yes(r.p50 <= TARGET.restBytes)]);
+  }
+  if (waiters) {
+    const { mix, release: rel } = waiters;
+    const n = String(mix.longPolls + mix.mcpCalls);
+    const what = `${mix.longPolls} long polls + ${mix.mcpCalls} MCP calls + ${mix.streams} SSE streams`;
+    rows2.push([`RSS per waiter (${what})`, n, kb(waiters.rssPerWaiter), `≤ ${kb(TARGET.bytesPerWaiter)}`, yes(waiters.rssPerWaiter <= TARGET.bytesPerWaiter)]);
+    rows2.push(['  JS heap per waiter', n, kb(waiters.heapPerWaiter), 'info', '']);
+    rows2.push(['  RSS before → after the waiters attached (after gc)', n, `${mb(waiters.before.rss)} → ${mb(waiters.after.rss)}`, 'info', '']);
+    rows2.push([`answer → its long poll released while the rest wait, p99 (p50) of ${rel.n}`, n, `${ms(rel.p99)} (${ms(rel.p50)})`, `p99 ≤ ${TARGET.releaseP99} ms`, yes(rel.p99 <= TARGET.releaseP99)]);
+    rows2.push(['  attaching every waiter took', n, ms(waiters.attachMs), 'info', '']);
+  }
   for (const m of mems) {
     rows2.push(['RSS per pending card', String(m.pending), kb(m.rssPerCard), `< ${kb(TARGET.bytesPerCard)}`, yes(m.rssPerCard < TARGET.bytesPerCard)]);
     rows2.push(['  JS heap per pending card', String(m.pending), kb(m.heapPerCard), 'info', '']);
@@ -503,7 +527,7 @@ async function main() {
     for (const line of [...nodesReport.notes, ...nodesReport.failures]) console.log(line);
   }
   console.log(`\n(${((performance.now() - started) / 1000).toFixed(1)} s)`);
-  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, runs, mems, floor, push, channels, nodes }));
+  if (process.env.BENCH_JSON) console.log(JSON.stringify({ node: process.version, cpus: cpus().length, base, start, waiters, runs, mems, floor, push, channels, nodes }));
   // Every table is printed; a column that could not be measured still fails the run.
   if (nodesReport?.failures.length || floorReport?.failures.length) process.exitCode = 1;
 }

@@ -30,8 +30,12 @@ export interface ThroughputOptions {
   seconds: number;
   rounds: number;
   stores: Store[];
+  /** Diagnosis (a profile of one block): the blocks to run; the others report nothing. */
+  blocks?: Block[];
   execArgv: string[];
 }
+
+export type Block = 'latency' | 'one' | 'many' | 'streamed';
 
 export interface ThroughputRun {
   impl: Impl;
@@ -149,8 +153,8 @@ class Tally {
     this.seconds += seconds;
     this.cpu += cpu;
   }
-  rate(): Rate {
-    return { perSecond: this.cycles / this.seconds, cpuPerCycle: this.cpu / this.cycles };
+  rate(): Rate | undefined {
+    return this.cycles ? { perSecond: this.cycles / this.seconds, cpuPerCycle: this.cpu / this.cycles } : undefined;
   }
 }
 
@@ -178,10 +182,14 @@ async function measure(target: Target, tally: Tally, clients: number, ms: number
 }
 
 async function block(target: Target, options: ThroughputOptions, iterations: number, ms: number, warmup: number) {
-  for (let i = 0; i < warmup; i++) await target.waited(true);
-  for (let i = 0; i < iterations; i++) target.latency.push(await target.waited(true));
-  await measure(target, target.tallies.one, 1, ms, () => target.plain());
-  await measure(target, target.tallies.many, options.clients, ms, () => target.plain());
+  const runs = (b: Block) => !options.blocks || options.blocks.includes(b);
+  if (runs('latency')) {
+    for (let i = 0; i < warmup; i++) await target.waited(true);
+    for (let i = 0; i < iterations; i++) target.latency.push(await target.waited(true));
+  }
+  if (runs('one')) await measure(target, target.tallies.one, 1, ms, () => target.plain());
+  if (runs('many')) await measure(target, target.tallies.many, options.clients, ms, () => target.plain());
+  if (!runs('streamed')) return;
   const streams = await Promise.all(
     Array.from({ length: options.streams }, async () => {
       const sse = new SseClient();
@@ -223,7 +231,7 @@ export async function throughputColumns(options: ThroughputOptions, log: (line: 
           log(`  ${target.label} failed: ${target.error}`);
         }
       }
-      const line = targets.map((t) => (t instanceof Target ? `${t.label} ${t.error ? 'failed' : `${t.tallies.many.rate().perSecond.toFixed(0)}/s`}` : `${t.impl} ${t.store} failed`));
+      const line = targets.map((t) => (t instanceof Target ? `${t.label} ${t.error ? 'failed' : `${t.tallies.many.rate()?.perSecond.toFixed(0) ?? '-'}/s`}` : `${t.impl} ${t.store} failed`));
       log(`  round ${round + 1}/${rounds} (${((performance.now() - started) / 1000).toFixed(0)} s): ${options.clients} clients ${line.join(', ')}`);
     }
     return targets.map((t) =>
@@ -234,8 +242,7 @@ export async function throughputColumns(options: ThroughputOptions, log: (line: 
           : {
               impl: t.impl,
               store: t.store,
-              sse: stats(t.latency.map((s) => s.sse)),
-              release: stats(t.latency.map((s) => s.release)),
+              ...(t.latency.length ? { sse: stats(t.latency.map((s) => s.sse)), release: stats(t.latency.map((s) => s.release)) } : {}),
               one: t.tallies.one.rate(),
               many: t.tallies.many.rate(),
               streamed: t.tallies.streamed.rate(),
@@ -258,21 +265,25 @@ export function throughputTable(runs: ThroughputRun[], options: Pick<ThroughputO
     const name = store === 'sqlite' ? 'SQLite' : 'PostgreSQL';
     for (const r of [floor, relay]) if (r.error) failures.push(`${r.impl} on ${name} failed: ${r.error}`);
     if (floor.error || relay.error) continue;
-    const rate = (label: string, pick: (r: ThroughputRun) => Rate, target?: number) => {
-      const ratio = pick(relay).perSecond / pick(floor).perSecond;
-      rows.push([label, name, pick(floor).perSecond.toFixed(0), pick(relay).perSecond.toFixed(0), `${ratio.toFixed(2)}×`, target ? `≥ ${target.toFixed(2)}×` : 'info', target ? yes(ratio >= target) : '']);
-      rows.push(['  (server CPU per cycle)', name, ms(pick(floor).cpuPerCycle), ms(pick(relay).cpuPerCycle), `${(pick(relay).cpuPerCycle / pick(floor).cpuPerCycle).toFixed(2)}×`, 'info', '']);
+    const rate = (label: string, pick: (r: ThroughputRun) => Rate | undefined, target?: number) => {
+      const [f, r] = [pick(floor), pick(relay)];
+      if (!f || !r) return;
+      const ratio = r.perSecond / f.perSecond;
+      rows.push([label, name, f.perSecond.toFixed(0), r.perSecond.toFixed(0), `${ratio.toFixed(2)}×`, target ? `≥ ${target.toFixed(2)}×` : 'info', target ? yes(ratio >= target) : '']);
+      rows.push(['  (server CPU per cycle)', name, ms(f.cpuPerCycle), ms(r.cpuPerCycle), `${(r.cpuPerCycle / f.cpuPerCycle).toFixed(2)}×`, 'info', '']);
     };
-    const latency = (label: string, pick: (r: ThroughputRun) => Stats) => {
-      const ratio = pick(relay).p50 / pick(floor).p50;
-      rows.push([label, name, ms(pick(floor).p50), ms(pick(relay).p50), `${ratio.toFixed(2)}×`, `≤ ${THROUGHPUT_TARGET.latency.toFixed(2)}×`, yes(ratio <= THROUGHPUT_TARGET.latency)]);
-      rows.push(['  (p99)', name, ms(pick(floor).p99), ms(pick(relay).p99), `${(pick(relay).p99 / pick(floor).p99).toFixed(2)}×`, 'info', '']);
+    const latency = (label: string, pick: (r: ThroughputRun) => Stats | undefined) => {
+      const [f, r] = [pick(floor), pick(relay)];
+      if (!f || !r) return;
+      const ratio = r.p50 / f.p50;
+      rows.push([label, name, ms(f.p50), ms(r.p50), `${ratio.toFixed(2)}×`, `≤ ${THROUGHPUT_TARGET.latency.toFixed(2)}×`, yes(ratio <= THROUGHPUT_TARGET.latency)]);
+      rows.push(['  (p99)', name, ms(f.p99), ms(r.p99), `${(r.p99 / f.p99).toFixed(2)}×`, 'info', '']);
     };
-    rate('create + answer cycles/s, 1 client', (r) => r.one!);
-    rate(`create + answer cycles/s, ${options.clients} clients`, (r) => r.many!, THROUGHPUT_TARGET.many);
-    rate(`  the same with ${options.streams} SSE streams and a long poll per card`, (r) => r.streamed!, THROUGHPUT_TARGET.streamed);
-    latency('create → SSE card.created p50, 1 client', (r) => r.sse!);
-    latency('answer → long poll released p50, 1 client', (r) => r.release!);
+    rate('create + answer cycles/s, 1 client', (r) => r.one);
+    rate(`create + answer cycles/s, ${options.clients} clients`, (r) => r.many, THROUGHPUT_TARGET.many);
+    rate(`  the same with ${options.streams} SSE streams and a long poll per card`, (r) => r.streamed, THROUGHPUT_TARGET.streamed);
+    latency('create → SSE card.created p50, 1 client', (r) => r.sse);
+    latency('answer → long poll released p50, 1 client', (r) => r.release);
   }
   return { rows, failures };
 }

@@ -1,4 +1,5 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash } from 'node:crypto';
+import { randomHex } from '../random-id.js';
 import { checkAnswer, sameAnswer } from '../cards/answer.js';
 import { normalizeQuestions, normalizeTitle } from '../cards/draft.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus, DeliveryTarget } from '../cards/model.js';
@@ -40,7 +41,7 @@ export const HUMAN_API: AnsweredBy = { kind: 'human', id: 'operator', surface: '
 
 /** A card asked from a tool call keeps one id, so a re-sent call re-attaches to it. */
 export function cardIdFor(sessionId: string | null | undefined, toolCallId?: string): string {
-  if (!toolCallId) return `c_${randomBytes(8).toString('hex')}`;
+  if (!toolCallId) return `c_${randomHex(8)}`;
   const digest = createHash('sha256').update(`${sessionId ?? ''}\0${toolCallId}`).digest('hex');
   return `c_${digest.slice(0, 16)}`;
 }
