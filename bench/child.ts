@@ -20,6 +20,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
+import { writeHeapSnapshot } from 'node:v8';
 import type { Card } from '../src/cards/model.js';
 import { serveConfig } from '../src/config.js';
 import { DB_FILE, startRelay, type RunningRelay } from '../src/start.js';
@@ -33,6 +34,7 @@ export type ChildRequest =
   | { cmd: 'fill'; pending: number }
   | { cmd: 'make'; cards: number }
   | { cmd: 'waiting' }
+  | { cmd: 'heapSnapshot'; file: string }
   | { cmd: 'serverTimes'; reset?: boolean }
   | { cmd: 'warm'; cards: number }
   | { cmd: 'mem' }
@@ -202,6 +204,10 @@ async function relay(dataDir: string): Promise<void> {
         for (let i = 0; i < msg.cards; i++) ids.push((await running.relay.create(benchDraft(`make ${serial++}`))).id);
         return { ok: true, ids };
       }
+      case 'heapSnapshot':
+        gcNow();
+        writeHeapSnapshot(msg.file);
+        return { ok: true, waiting: running.relay.waitedOn };
       case 'waiting':
         return { ok: true, waiting: running.relay.waitedOn };
       case 'warm': {

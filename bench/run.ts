@@ -25,6 +25,8 @@
 //   BENCH_FLOOR_BLOCKS=latency,one,many,streamed  diagnosis: that table's blocks to run (with BENCH_CPU_PROF)
 //   BENCH_STARTS=5         `askrelay serve` starts measured (command → listening, RSS at rest); 0 skips
 //   BENCH_WAITERS=10000    concurrent waiters (long polls, MCP calls, SSE streams) on one relay; 0 skips
+//   BENCH_WAITERS_MIX=0.6,0.3,0.1  diagnosis: their shares (long polls, MCP calls, SSE streams)
+//   BENCH_HEAP_SNAPSHOTS=dir  diagnosis: heap snapshots of that relay before and after its waiters attach
 //   BENCH_QUICK=1          smoke run: every default above shrinks (explicit settings still win)
 
 import { createECDH, randomBytes } from 'node:crypto';
@@ -424,7 +426,7 @@ async function main() {
   if (FLOOR_STORES.length) log(`askrelay against its floor on ${FLOOR_STORES.join(', ')}: ${ITER} cycles one at a time, then ${FLOOR_S} s each of 1 and ${CLIENTS} clients and of ${CLIENTS} clients with ${STREAMS} streams, per column, in ${NODE_ROUNDS} rounds…`);
   const floor = FLOOR_STORES.length ? await throughputColumns(floorOptions, log) : undefined;
   const start = STARTS > 0 ? (log(`askrelay serve: ${STARTS} starts, command → listening and RSS at rest…`), await startTimes(STARTS)) : undefined;
-  const waiters = WAITERS > 0 ? (log(`${WAITERS} concurrent waiters on one relay…`), await waitersRun(WAITERS, Math.min(ITER, 500), log)) : undefined;
+  const waiters = WAITERS > 0 ? (log(`${WAITERS} concurrent waiters on one relay…`), await waitersRun(WAITERS, Math.min(ITER, 500), log, process.env.BENCH_WAITERS_MIX?.split(',').map(Number), PROFILE)) : undefined;
   log('baseline: bare hono on @hono/node-server…');
   const base = await baseline();
   const runs: RelayRun[] = [];
@@ -487,7 +489,7 @@ async function main() {
     rows2.push([`RSS per waiter (${what})`, n, kb(waiters.rssPerWaiter), `≤ ${kb(TARGET.bytesPerWaiter)}`, yes(waiters.rssPerWaiter <= TARGET.bytesPerWaiter)]);
     rows2.push(['  JS heap per waiter', n, kb(waiters.heapPerWaiter), 'info', '']);
     rows2.push(['  RSS before → after the waiters attached (after gc)', n, `${mb(waiters.before.rss)} → ${mb(waiters.after.rss)}`, 'info', '']);
-    rows2.push([`answer → its long poll released while the rest wait, p99 (p50) of ${rel.n}`, n, `${ms(rel.p99)} (${ms(rel.p50)})`, `p99 ≤ ${TARGET.releaseP99} ms`, yes(rel.p99 <= TARGET.releaseP99)]);
+    if (rel) rows2.push([`answer → its long poll released while the rest wait, p99 (p50) of ${rel.n}`, n, `${ms(rel.p99)} (${ms(rel.p50)})`, `p99 ≤ ${TARGET.releaseP99} ms`, yes(rel.p99 <= TARGET.releaseP99)]);
     rows2.push(['  attaching every waiter took', n, ms(waiters.attachMs), 'info', '']);
   }
   for (const m of mems) {

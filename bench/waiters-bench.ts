@@ -25,7 +25,7 @@ export interface WaitersRun {
   rssPerWaiter: number;
   heapPerWaiter: number;
   /** Answer sent → its long poll's response, one at a time while everything else waits. */
-  release: Stats;
+  release?: Stats;
   /** How long attaching every waiter took. */
   attachMs: number;
 }
@@ -64,10 +64,12 @@ async function inBatches<T>(count: number, batch: number, make: (i: number) => P
   return out;
 }
 
-export async function waitersRun(total: number, releases: number, log: (line: string) => void): Promise<WaitersRun> {
-  const mix = { longPolls: Math.round(total * 0.6), mcpCalls: Math.round(total * 0.3), streams: total - Math.round(total * 0.6) - Math.round(total * 0.3) };
+/** `shares`: of long polls, MCP calls and SSE streams (BENCH_WAITERS_MIX, diagnosis), 0.6, 0.3 and 0.1 unless given. */
+export async function waitersRun(total: number, releases: number, log: (line: string) => void, shares = [0.6, 0.3, 0.1], execArgv: string[] = []): Promise<WaitersRun> {
+  const [polls, calls] = shares.map((share) => Math.round((total * share) / shares.reduce((a, b) => a + b, 0)));
+  const mix = { longPolls: polls, mcpCalls: calls, streams: total - polls - calls };
   const dir = mkdtempSync(join(tmpdir(), 'askrelay-bench-waiters-'));
-  const child = await Child.start(['relay', dir], [], {
+  const child = await Child.start(['relay', dir], execArgv, {
     BENCH_RELAY_ENV: JSON.stringify({ ASKRELAY_MAX_CONNECTIONS: String(total * 2) }),
   });
   const streams: http.ClientRequest[] = [];
@@ -76,6 +78,9 @@ export async function waitersRun(total: number, releases: number, log: (line: st
     const { ids } = await child.call<{ ok: true; ids: string[] }>({ cmd: 'make', cards: mix.longPolls });
     await child.call({ cmd: 'warm', cards: 200 });
     const before = (await child.call<{ ok: true; memory: Memory }>({ cmd: 'mem' })).memory;
+    // Diagnosis: heap snapshots before and after the waiters attach, for a diff by constructor.
+    const snapshots = process.env.BENCH_HEAP_SNAPSHOTS;
+    if (snapshots) await child.call({ cmd: 'heapSnapshot', file: join(snapshots, 'waiters-before.heapsnapshot') });
 
     const t0 = performance.now();
     log(`  ${mix.longPolls} long polls…`);
@@ -106,10 +111,11 @@ export async function waitersRun(total: number, releases: number, log: (line: st
     }
     const attachMs = performance.now() - t0;
     const after = (await child.call<{ ok: true; memory: Memory }>({ cmd: 'mem' })).memory;
+    if (snapshots) await child.call({ cmd: 'heapSnapshot', file: join(snapshots, 'waiters-after.heapsnapshot') });
 
     log(`  ${releases} answers, one at a time, each releasing its long poll while the rest wait…`);
     const samples: number[] = [];
-    for (const id of ids.slice(0, releases)) {
+    for (const id of ids.slice(0, Math.min(releases, ids.length))) {
       const t1 = performance.now();
       const answer = await request(child.url, 'POST', `/api/cards/${id}/answer`, { token: child.token, json: { answers: BENCH_ANSWER } });
       if (answer.status !== 200) throw new Error(`POST /answer: HTTP ${answer.status} ${answer.text}`);
@@ -124,7 +130,7 @@ export async function waitersRun(total: number, releases: number, log: (line: st
       after,
       rssPerWaiter: (after.rss - before.rss) / waiters,
       heapPerWaiter: (after.heapUsed - before.heapUsed) / waiters,
-      release: stats(samples),
+      ...(samples.length ? { release: stats(samples) } : {}),
       attachMs,
     };
   } finally {

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { jsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/types.js';
 import type { Principal } from '../../relay/access.js';
 import type { Clock } from '../../relay/clock.js';
 import { VERSION } from '../../version.js';
@@ -38,6 +39,15 @@ export const requestKey = (id: string | number) => `${typeof id}:${id}`;
 /** The sweep looks at least this often, so that a long idle time still closes in time. */
 const SWEEP_MS = 10 * 60 * 1000;
 
+/**
+ * Each SDK Server makes its own Ajv (for form elicitation, which the relay never sends)
+ * unless given one: about 40 KB per session and most of the time it takes to open one
+ * (docs/performance.md, 10,000 waiters). Every session shares this one.
+ */
+let validator: Promise<jsonSchemaValidator> | undefined;
+const sharedValidator = () =>
+  (validator ??= import('@modelcontextprotocol/sdk/validation/ajv').then(({ AjvJsonSchemaValidator }) => new AjvJsonSchemaValidator()));
+
 export class McpSessions {
   private readonly table = new Map<string, McpSession>();
 
@@ -71,7 +81,7 @@ export class McpSessions {
       import('@modelcontextprotocol/sdk/server/index.js'),
       import('@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js'),
     ]);
-    const server = new Server({ name: 'askrelay', version: VERSION }, { capabilities: { tools: {} } });
+    const server = new Server({ name: 'askrelay', version: VERSION }, { capabilities: { tools: {} }, jsonSchemaValidator: await sharedValidator() });
     const session: McpSession = {
       caller,
       server,
