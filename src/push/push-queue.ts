@@ -1,27 +1,34 @@
 // An in-memory queue of push deliveries that never blocks its producer: `add` returns at
-// once, a few workers send concurrently, a failure that may pass is tried again after an
-// exponential backoff, and a full queue drops its oldest job rather than growing without
-// bound. Nothing here is durable: a push that is still queued when the relay stops is lost,
-// which is fine for notifications (the card itself is durable and on the page).
+// once, a few workers send concurrently, and a full queue drops its oldest job rather than
+// growing without bound. Nothing here is durable: a push that is still queued when the relay
+// stops is lost, which is fine for notifications (the card itself is durable and on the page).
+//
+// Back-off is per push service, not per push: once a service fails (5xx, 429, a timeout),
+// every push to it waits until its back-off has passed, then one push goes first as a probe.
+// A success lets the rest go; a failure doubles the wait. So a service that is down costs one
+// request per back-off, however many cards and subscriptions wait for it (each push is
+// encrypted only when it is sent), and the pushes to other services go on meanwhile.
 
 export interface QueueTiming {
   /** Sends in flight at once. */
   concurrency: number;
-  /** Further attempts after the first one fails with a retryable error. */
+  /** Further attempts of one push after its first one fails with a retryable error. */
   retries: number;
-  /** The first retry waits this long; each further one twice as long, up to maxBackoffMs. */
+  /** A service's first failure holds its pushes this long; each further one twice as long, up to maxBackoffMs. */
   backoffMs: number;
   maxBackoffMs: number;
   /** Jobs waiting beyond this count push the oldest out. */
   maxQueued: number;
 }
 
-/** What one attempt came to: done (sent, or given up for good), or worth another try. */
 const DROP_LINE_EVERY_MS = 10_000;
 
+/** What one attempt came to: done (sent, or given up for good), or worth another try. */
 export type AttemptResult = { retry: false } | { retry: true; reason: string };
 
 export interface QueueJob {
+  /** The push service it goes to (its origin): failures there hold every job for it. */
+  service: string;
   /** For log lines; only called when a line is written. */
   label(): string;
   attempt(signal: AbortSignal): Promise<AttemptResult>;
@@ -32,9 +39,21 @@ interface Entry {
   tries: number;
 }
 
+/** A service that failed: held until `until`, then one probe at a time until one succeeds. */
+interface Backoff {
+  failures: number;
+  until: number;
+  probing: boolean;
+}
+
 export class PushQueue {
-  private readonly waiting: Entry[] = [];
-  private readonly timers = new Set<NodeJS.Timeout>();
+  /** Waiting jobs by push service, each list oldest first; `seq` orders them across services. */
+  private readonly waiting = new Map<string, (Entry & { seq: number })[]>();
+  private waitingCount = 0;
+  private seq = 0;
+  private readonly backoffs = new Map<string, Backoff>();
+  /** Wakes the queue when the earliest back-off ends. */
+  private wake?: { timer: NodeJS.Timeout; at: number };
   private readonly stopper = new AbortController();
   private running = 0;
   private readonly idleWaiters: (() => void)[] = [];
@@ -49,15 +68,22 @@ export class PushQueue {
 
   add(job: QueueJob): void {
     if (this.stopper.signal.aborted) return;
-    this.enqueue({ job, tries: 0 });
+    this.hold({ job, tries: 0 }, 'last');
+    if (this.waitingCount > this.timing.maxQueued) this.dropOldest();
+    this.pump();
   }
 
-  /** Jobs waiting, being sent or waiting for a retry. */
+  /** Jobs waiting for a slot or for their service's back-off, and jobs being sent. */
+  get backlog(): { waiting: number; sending: number } {
+    return { waiting: this.waitingCount, sending: this.running };
+  }
+
+  /** Jobs waiting (for a slot or for their service's back-off) or being sent. */
   get size(): number {
-    return this.waiting.length + this.running + this.timers.size;
+    return this.waitingCount + this.running;
   }
 
-  /** Resolves when nothing is waiting, in flight or scheduled (tests and shutdown). */
+  /** Resolves when nothing is waiting or in flight (tests and shutdown). */
   idle(): Promise<void> {
     if (this.size === 0) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
@@ -66,19 +92,35 @@ export class PushQueue {
   /** Drops what is queued and aborts what is in flight. */
   stop(): void {
     this.stopper.abort();
-    this.waiting.length = 0;
-    this.timers.forEach((t) => clearTimeout(t));
-    this.timers.clear();
+    this.waiting.clear();
+    this.waitingCount = 0;
+    if (this.wake) clearTimeout(this.wake.timer);
+    this.wake = undefined;
     this.settle();
   }
 
-  private enqueue(entry: Entry): void {
-    this.waiting.push(entry);
-    if (this.waiting.length > this.timing.maxQueued) {
-      const dropped = this.waiting.shift()!;
-      this.noteDrop(dropped.job);
-    }
-    this.pump();
+  private hold(entry: Entry, where: 'first' | 'last'): void {
+    const list = this.waiting.get(entry.job.service) ?? [];
+    this.waiting.set(entry.job.service, list);
+    if (where === 'last') list.push({ ...entry, seq: this.seq++ });
+    else list.unshift({ ...entry, seq: (list[0]?.seq ?? this.seq) - 1 });
+    this.waitingCount++;
+  }
+
+  private take(service: string): Entry | undefined {
+    const list = this.waiting.get(service);
+    const entry = list?.shift();
+    if (!entry) return undefined;
+    if (list!.length === 0) this.waiting.delete(service);
+    this.waitingCount--;
+    return entry;
+  }
+
+  /** The oldest waiting job, whichever service it is for. */
+  private dropOldest(): void {
+    let oldest: string | undefined;
+    for (const [service, list] of this.waiting) if (oldest === undefined || list[0].seq < this.waiting.get(oldest)![0].seq) oldest = service;
+    if (oldest !== undefined) this.noteDrop(this.take(oldest)!.job);
   }
 
   private noteDrop(job: QueueJob): void {
@@ -90,9 +132,24 @@ export class PushQueue {
     this.lastDropLine = now;
   }
 
+  /** Whether a job for `service` may go now; a service past its back-off lets one probe go. */
+  private mayGo(service: string, now: number): boolean {
+    const backoff = this.backoffs.get(service);
+    return !backoff || (!backoff.probing && backoff.until <= now);
+  }
+
+  /** Fills the free slots, oldest job first among the services that may be sent to. */
   private pump(): void {
-    while (this.running < this.timing.concurrency && this.waiting.length > 0) {
-      const entry = this.waiting.shift()!;
+    const now = Date.now();
+    while (this.running < this.timing.concurrency) {
+      let next: string | undefined;
+      for (const [service, list] of this.waiting) {
+        if (this.mayGo(service, now) && (next === undefined || list[0].seq < this.waiting.get(next)![0].seq)) next = service;
+      }
+      if (next === undefined) break;
+      const entry = this.take(next)!;
+      const backoff = this.backoffs.get(next);
+      if (backoff) backoff.probing = true;
       this.running++;
       void this.run(entry).finally(() => {
         this.running--;
@@ -100,6 +157,7 @@ export class PushQueue {
         this.settle();
       });
     }
+    this.scheduleWake(now);
   }
 
   private async run(entry: Entry): Promise<void> {
@@ -110,18 +168,41 @@ export class PushQueue {
     } catch (err) {
       result = { retry: true, reason: (err as Error).message };
     }
-    if (!result.retry || this.stopper.signal.aborted) return;
+    if (this.stopper.signal.aborted) return;
+    const service = entry.job.service;
+    if (!result.retry) {
+      // Sent (or refused for good by a service that answers): the service works.
+      this.backoffs.delete(service);
+      return;
+    }
+    const failures = (this.backoffs.get(service)?.failures ?? 0) + 1;
+    const delay = Math.min(this.timing.backoffMs * 2 ** (failures - 1), this.timing.maxBackoffMs);
+    this.backoffs.set(service, { failures, until: Date.now() + delay, probing: false });
     if (entry.tries > this.timing.retries) {
       this.log(`push: gave up on ${entry.job.label()} after ${entry.tries} attempts (${result.reason})`);
       return;
     }
-    const delay = Math.min(this.timing.backoffMs * 2 ** (entry.tries - 1), this.timing.maxBackoffMs);
+    // First in line again: the oldest push goes first once the service is back.
+    this.hold(entry, 'first');
+  }
+
+  /** One timer, for the earliest back-off that holds a waiting job. */
+  private scheduleWake(now: number): void {
+    let at = Infinity;
+    for (const service of this.waiting.keys()) {
+      const backoff = this.backoffs.get(service);
+      if (backoff && !backoff.probing && backoff.until > now) at = Math.min(at, backoff.until);
+    }
+    if (this.wake && this.wake.at <= at) return;
+    if (this.wake) clearTimeout(this.wake.timer);
+    this.wake = undefined;
+    if (at === Infinity) return;
     const timer = setTimeout(() => {
-      this.timers.delete(timer);
-      this.enqueue(entry);
-    }, delay);
+      this.wake = undefined;
+      this.pump();
+    }, at - now);
     timer.unref();
-    this.timers.add(timer);
+    this.wake = { timer, at };
   }
 
   private settle(): void {

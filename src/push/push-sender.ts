@@ -62,6 +62,7 @@ export interface PushSenderOptions {
 
 export class PushSender {
   private readonly queue: PushQueue;
+  private readonly origins = new Map<string, string>();
   private readonly unsubscribe: () => void;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
@@ -82,6 +83,11 @@ export class PushSender {
       // Later, not now: the listener runs inside the relay's create/answer call.
       setImmediate(() => this.fanOut(card));
     });
+  }
+
+  /** Pushes waiting (for a slot, or for their push service's back-off) and being sent. */
+  get backlog(): { waiting: number; sending: number } {
+    return this.queue.backlog;
   }
 
   /** Resolves once every queued push was sent, dropped or given up on. */
@@ -119,10 +125,21 @@ export class PushSender {
       let body: Uint8Array<ArrayBuffer> | undefined;
       const encrypted = () => (body ??= new Uint8Array(webpush.encrypt(subscription.keys.p256dh, subscription.keys.auth, json, 'aes128gcm').cipherText));
       this.queue.add({
+        service: this.serviceOf(subscription.endpoint),
         label: () => `${payload.type} push for card ${card.id} to ${new URL(subscription.endpoint).host}`,
         attempt: (signal) => this.send(webpush, subscription, payload, ttl, encrypted, signal),
       });
     }
+  }
+
+  /** The push service (origin) of an endpoint, parsed once per subscription rather than per push. */
+  private serviceOf(endpoint: string): string {
+    let origin = this.origins.get(endpoint);
+    if (origin === undefined) {
+      if (this.origins.size > 10_000) this.origins.clear();
+      this.origins.set(endpoint, (origin = new URL(endpoint).origin));
+    }
+    return origin;
   }
 
   private async send(
