@@ -27,7 +27,9 @@ export interface NodeWiring {
 }
 
 export async function wireNodes(cluster: Cluster, relay: Relay, log: (line: string) => void): Promise<NodeWiring> {
-  const bridge = bridgeEvents(relay, cluster, log);
+  // Alone on the embedded store there is nobody to carry events to: no bridge, so a change
+  // is acknowledged without a trip through its (empty) queue.
+  const bridge = cluster.kind === 'sqlite' ? undefined : bridgeEvents(relay, cluster, log);
   const calls = new NodeCalls(cluster);
   // Claimed now, so that pushes for what relay.start() expires go out from here when this
   // node holds the push queue (the keeper renews it from then on).
@@ -69,8 +71,8 @@ export async function wireNodes(cluster: Cluster, relay: Relay, log: (line: stri
       await keeper?.stop();
       stopListening();
       calls.stop();
-      await bridge.idle();
-      bridge.stop();
+      await bridge?.idle();
+      bridge?.stop();
     },
   };
 }

@@ -142,7 +142,9 @@ for (const [name, openHarness] of Object.entries(STORES)) {
       it('enqueued entries are written together right after the turn, in order, behind earlier ones; reads see them at once', async () => {
         audit.enqueue(record(1));
         audit.enqueue(record(2));
-        expect(await count()).toBe(0); // not written yet
+        // Not written yet. Only SQLite's count reads before the turn ends: PostgreSQL's takes a
+        // round trip, during which the turn may end and its write land (a loaded machine did so).
+        if (h.name !== 'postgres') expect(await count()).toBe(0);
         await nextTurn();
         // SQLite writes within that turn; PostgreSQL's write starts there and lands a few
         // round trips later, with nobody reading.
