@@ -246,6 +246,19 @@ describe('Mattermost channel', () => {
     expect(fake.ephemerals).toHaveLength(2);
   });
 
+  it('a thread reply to a cancelled card is its late answer, told privately in the thread', async () => {
+    const { card, post } = await askAndPost(colors);
+    await h.relay.cancel(card.id);
+    fake.reply({ user: ALICE, root: post.post.id, message: 'red' });
+    await poll();
+    await waitUntil(() => fake.ephemerals.length >= 1, 'the notice');
+    expect(fake.ephemerals[0]).toMatchObject({ user_id: ALICE, root_id: post.post.id, message: 'Kept as a late answer: Red. The agent went on without it; it gets it if it still can.' });
+    expect(await h.relay.get(card.id)).toMatchObject({
+      status: 'cancelled',
+      lateAnswer: { answer: { colors: { selected: ['Red'] } }, answeredBy: { kind: 'human', id: `mattermost:${ALICE}`, surface: 'mattermost' } },
+    });
+  });
+
   it('logs once when it cannot send a private notice for lack of permission', async () => {
     const { post } = await askAndPost(colors);
     fake.forbidEphemeral(true);

@@ -206,6 +206,24 @@ describe('slack channel', () => {
     expect((await h.relay.get(card.id)).status).toBe('pending');
   });
 
+  it('a thread reply to an expired card is its late answer, told privately; a second one is told the first', async () => {
+    const card = await h.ask({ ...single, waitSeconds: 60 });
+    await h.idle();
+    const [message] = fake.messages;
+    await h.advance(61_000);
+    expect((await replyInThread(message.ts, ADA, 'sqlite')).status).toBe(200);
+    await waitUntil(() => fake.ephemerals.length === 1, 'the notice');
+    expect(fake.ephemerals[0]).toMatchObject({ user: ADA, thread_ts: message.ts, text: 'Kept as a late answer: SQLite. The agent went on without it; it gets it if it still can.' });
+    expect(await h.relay.get(card.id)).toMatchObject({
+      status: 'expired',
+      lateAnswer: { answer: { q1: { selected: ['SQLite'] } }, answeredBy: { kind: 'human', id: `slack:${ADA}`, surface: 'slack' } },
+    });
+    await replyInThread(message.ts, ADA, 'postgresql');
+    await waitUntil(() => fake.ephemerals.length === 2, 'the second notice');
+    expect(fake.ephemerals[1].text).toBe('This question expired, and was answered late: SQLite.');
+    expect((await h.relay.get(card.id)).lateAnswer?.answer).toEqual({ q1: { selected: ['SQLite'] } });
+  });
+
   it('refuses a bad signature or a stale timestamp with 401, and nothing changes', async () => {
     const card = await h.ask(single);
     await h.idle();
