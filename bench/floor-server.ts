@@ -1,7 +1,7 @@
 // The floor the relay is measured against (issue 20): the same routes and the same work a
 // card's life needs, without any of the relay's logic. A bearer check, a JSON body, one
 // insert to create, one compare-and-set update to answer, every SSE stream told, a long
-// poll released. No validation, no audit, no outbox, no delivery, no access rules.
+// poll released (the stream written as the relay writes its own). No validation, no audit, no outbox, no delivery, no access rules.
 //
 //   node --import tsx bench/child.ts floor sqlite
 //   node --import tsx bench/child.ts floor postgres <database url>
@@ -9,10 +9,10 @@
 // On SQLite: better-sqlite3 in WAL with synchronous=NORMAL, as the relay runs it. On
 // PostgreSQL: a pg pool of 10, each statement its own transaction (one WAL flush each).
 
-import { serve, type ServerType } from '@hono/node-server';
+import { serve, type HttpBindings, type ServerType } from '@hono/node-server';
+import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import Database from 'better-sqlite3';
 import { Hono } from 'hono';
-import { streamSSE } from 'hono/streaming';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import type http from 'node:http';
@@ -134,32 +134,16 @@ function floorApp(store: FloorStore): Hono {
     });
     return json === undefined ? c.body(null, 204) : c.body(json, 200, { 'content-type': 'application/json' });
   });
-  app.get('/api/events', (c) =>
-    streamSSE(c, async (stream) => {
-      const queue: string[] = [];
-      let wake: (() => void) | undefined;
-      const push = (chunk: string) => {
-        queue.push(chunk);
-        wake?.();
-      };
-      streams.add(push);
-      let open = true;
-      stream.onAbort(() => {
-        open = false;
-        wake?.();
-      });
-      try {
-        await stream.write('retry: 1000\n: connected\n\n');
-        while (open) {
-          if (queue.length === 0) await new Promise<void>((resolve) => (wake = resolve));
-          wake = undefined;
-          if (queue.length) await stream.write(queue.splice(0).join(''));
-        }
-      } finally {
-        streams.delete(push);
-      }
-    }),
-  );
+  // Straight to Node's response, as the relay's own event stream writes (no web stream in between).
+  app.get('/api/events', (c) => {
+    const res = (c.env as HttpBindings).outgoing;
+    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache' });
+    res.write('retry: 1000\n: connected\n\n');
+    const push = (chunk: string) => void res.write(chunk);
+    streams.add(push);
+    res.on('close', () => streams.delete(push));
+    return RESPONSE_ALREADY_SENT;
+  });
   return app;
 }
 

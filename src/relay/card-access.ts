@@ -100,7 +100,7 @@ export class CardAccess {
     // A poller that does not wait for late answers does not take one it happens to see.
     const takes = card && (options.late ? waitedFor(card, true) : card.status === 'answered' || card.status === 'skipped');
     if (!card || !takes) return card;
-    return this.relay.delivered(card, options.client ?? 'long-poll').catch(() => card);
+    return this.relay.handOver(card, options.client ?? 'long-poll');
   }
 
   /** The card, with the facts it was judged on; refused (404, audited) when `who` may not see it. */

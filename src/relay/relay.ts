@@ -232,9 +232,22 @@ export class Relay {
     return this.moveDelivery(card, 'undelivered');
   }
 
-  /** Stores the card's delivery moved on (delivery.ts says which moves there are) and tells of it. */
-  private async moveDelivery(card: Card, state: 'delivered' | 'undelivered', to?: DeliveryTarget): Promise<Card> {
+  /**
+   * For a waiter about to hand the card over in its response (a long poll): the card as
+   * delivered, at once, its record in the store following right behind rather than ahead of
+   * the response. The answer itself was committed long before; a delivery that cannot be
+   * stored is only not shown, as with delivered().
+   */
+  handOver(card: Card, to: DeliveryTarget): Card {
     const at = new Date(this.clock.now()).toISOString();
+    const moved = card.delivery?.state === 'delivered' ? undefined : withDelivery(card, 'delivered', at, to);
+    if (!moved) return card;
+    void this.moveDelivery(card, 'delivered', to, at).catch(() => {});
+    return moved;
+  }
+
+  /** Stores the card's delivery moved on (delivery.ts says which moves there are) and tells of it. */
+  private async moveDelivery(card: Card, state: 'delivered' | 'undelivered', to?: DeliveryTarget, at = new Date(this.clock.now()).toISOString()): Promise<Card> {
     const result = await this.store.amendCard(card.id, (current) => withDelivery(current, state, at, to));
     if (!result?.changed) return result?.card ?? card;
     await this.changed('card.delivery', result.card);
