@@ -34,10 +34,26 @@ export interface QueueJob {
   attempt(signal: AbortSignal): Promise<AttemptResult>;
 }
 
+/**
+ * The pushes of one card event to one push service, made into jobs only when the service
+ * may be sent to: a service backing off holds one of these per card event, not one job per
+ * subscription.
+ */
+export interface QueueGroup {
+  service: string;
+  /** How many pushes it holds (what it counts for against maxQueued). */
+  size: number;
+  label(): string;
+  jobs(): QueueJob[];
+}
+
 interface Entry {
-  job: QueueJob;
+  job: QueueJob | QueueGroup;
   tries: number;
 }
+
+const isGroup = (job: QueueJob | QueueGroup): job is QueueGroup => 'jobs' in job;
+const sizeOf = (job: QueueJob | QueueGroup) => (isGroup(job) ? job.size : 1);
 
 /** A service that failed: held until `until`, then one probe at a time until one succeeds. */
 interface Backoff {
@@ -66,10 +82,11 @@ export class PushQueue {
     private readonly log: (line: string) => void = (line) => console.warn(line),
   ) {}
 
-  add(job: QueueJob): void {
-    if (this.stopper.signal.aborted) return;
+  /** A push, or a card event's pushes to one service (made into jobs when they may go). */
+  add(job: QueueJob | QueueGroup): void {
+    if (this.stopper.signal.aborted || sizeOf(job) === 0) return;
     this.hold({ job, tries: 0 }, 'last');
-    if (this.waitingCount > this.timing.maxQueued) this.dropOldest();
+    while (this.waitingCount > this.timing.maxQueued) this.dropOldest();
     this.pump();
   }
 
@@ -99,32 +116,33 @@ export class PushQueue {
     this.settle();
   }
 
-  private hold(entry: Entry, where: 'first' | 'last'): void {
+  /** Last in line with a new place, or first in line keeping `seq` (its place among the other services'). */
+  private hold(entry: Entry, where: 'first' | 'last', seq?: number): void {
     const list = this.waiting.get(entry.job.service) ?? [];
     this.waiting.set(entry.job.service, list);
     if (where === 'last') list.push({ ...entry, seq: this.seq++ });
-    else list.unshift({ ...entry, seq: (list[0]?.seq ?? this.seq) - 1 });
-    this.waitingCount++;
+    else list.unshift({ ...entry, seq: seq ?? (list[0]?.seq ?? this.seq) - 1 });
+    this.waitingCount += sizeOf(entry.job);
   }
 
-  private take(service: string): Entry | undefined {
+  private takeEntry(service: string): (Entry & { seq: number }) | undefined {
     const list = this.waiting.get(service);
     const entry = list?.shift();
     if (!entry) return undefined;
     if (list!.length === 0) this.waiting.delete(service);
-    this.waitingCount--;
+    this.waitingCount -= sizeOf(entry.job);
     return entry;
   }
 
-  /** The oldest waiting job, whichever service it is for. */
+  /** The oldest waiting job (or card event's pushes to one service), whichever service it is for. */
   private dropOldest(): void {
     let oldest: string | undefined;
     for (const [service, list] of this.waiting) if (oldest === undefined || list[0].seq < this.waiting.get(oldest)![0].seq) oldest = service;
-    if (oldest !== undefined) this.noteDrop(this.take(oldest)!.job);
+    if (oldest !== undefined) this.noteDrop(this.takeEntry(oldest)!.job);
   }
 
-  private noteDrop(job: QueueJob): void {
-    this.drops += 1;
+  private noteDrop(job: QueueJob | QueueGroup): void {
+    this.drops += sizeOf(job);
     const now = Date.now();
     if (now - this.lastDropLine < DROP_LINE_EVERY_MS) return;
     this.log(`push: queue full, dropped ${this.drops === 1 ? job.label() : `${this.drops} pushes, the last ${job.label()}`}`);
@@ -147,11 +165,16 @@ export class PushQueue {
         if (this.mayGo(service, now) && (next === undefined || list[0].seq < this.waiting.get(next)![0].seq)) next = service;
       }
       if (next === undefined) break;
-      const entry = this.take(next)!;
+      const { job, tries, seq } = this.takeEntry(next)!;
+      if (isGroup(job)) {
+        // Its service may be sent to: its pushes take its place, in order, first in line.
+        for (const one of job.jobs().reverse()) this.hold({ job: one, tries: 0 }, 'first', seq);
+        continue;
+      }
       const backoff = this.backoffs.get(next);
       if (backoff) backoff.probing = true;
       this.running++;
-      void this.run(entry).finally(() => {
+      void this.run({ job, tries }).finally(() => {
         this.running--;
         this.pump();
         this.settle();
@@ -160,7 +183,7 @@ export class PushQueue {
     this.scheduleWake(now);
   }
 
-  private async run(entry: Entry): Promise<void> {
+  private async run(entry: Entry & { job: QueueJob }): Promise<void> {
     entry.tries++;
     let result: AttemptResult;
     try {

@@ -120,14 +120,30 @@ export class PushSender {
     const subscriptions = await this.options.subscriptions.list();
     if (!subscriptions.length) return;
     const webpush = await loadWebPush();
-    for (const subscription of subscriptions) {
+    const job = (subscription: PushSubscriptionRecord) => {
       // Encrypted on the first attempt, and the same body reused by the retries.
       let body: Uint8Array<ArrayBuffer> | undefined;
       const encrypted = () => (body ??= new Uint8Array(webpush.encrypt(subscription.keys.p256dh, subscription.keys.auth, json, 'aes128gcm').cipherText));
-      this.queue.add({
+      return {
         service: this.serviceOf(subscription.endpoint),
         label: () => `${payload.type} push for card ${card.id} to ${new URL(subscription.endpoint).host}`,
-        attempt: (signal) => this.send(webpush, subscription, payload, ttl, encrypted, signal),
+        attempt: (signal: AbortSignal) => this.send(webpush, subscription, payload, ttl, encrypted, signal),
+      };
+    };
+    // One entry per push service: a service backing off holds one per card event.
+    const byService = new Map<string, PushSubscriptionRecord[]>();
+    for (const subscription of subscriptions) {
+      const service = this.serviceOf(subscription.endpoint);
+      const group = byService.get(service) ?? [];
+      byService.set(service, group);
+      group.push(subscription);
+    }
+    for (const [service, group] of byService) {
+      this.queue.add({
+        service,
+        size: group.length,
+        label: () => `${group.length} ${payload.type} push${group.length === 1 ? '' : 'es'} for card ${card.id} to ${new URL(service).host}`,
+        jobs: () => group.map(job),
       });
     }
   }
