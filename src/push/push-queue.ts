@@ -142,10 +142,12 @@ export class PushQueue {
   }
 
   private noteDrop(job: QueueJob | QueueGroup): void {
+    const alone = this.drops === 0;
     this.drops += sizeOf(job);
     const now = Date.now();
     if (now - this.lastDropLine < DROP_LINE_EVERY_MS) return;
-    this.log(`push: queue full, dropped ${this.drops === 1 ? job.label() : `${this.drops} pushes, the last ${job.label()}`}`);
+    // Its label says what it held (one push, or a card event's pushes to one service).
+    this.log(`push: queue full, dropped ${alone ? job.label() : `${this.drops} pushes, the last ${job.label()}`}`);
     this.drops = 0;
     this.lastDropLine = now;
   }
