@@ -24,7 +24,7 @@ export interface QueueTiming {
 const DROP_LINE_EVERY_MS = 10_000;
 
 /** What one attempt came to: done (sent, or given up for good), or worth another try. */
-export type AttemptResult = { retry: false } | { retry: true; reason: string };
+export type AttemptResult = { retry: false; untried?: true } | { retry: true; reason: string };
 
 export interface QueueJob {
   /** The push service it goes to (its origin): failures there hold every job for it. */
@@ -196,8 +196,9 @@ export class PushQueue {
     if (this.stopper.signal.aborted) return;
     const service = entry.job.service;
     if (!result.retry) {
-      // Sent (or refused for good by a service that answers): the service works.
-      this.backoffs.delete(service);
+      // Sent (or refused for good by a service that answers): the service works. A push
+      // dropped before any request (`untried`) says nothing about its service.
+      if (!result.untried) this.backoffs.delete(service);
       return;
     }
     const failures = (this.backoffs.get(service)?.failures ?? 0) + 1;

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Card } from '../cards/model.js';
 import type { RelayEvents } from '../relay/events.js';
 import type { PushConfig } from './push-config.js';
+import { PushEncryptor } from './push-encryptor.js';
 import { PushQueue, type AttemptResult } from './push-queue.js';
 import type { AsyncPushSubscriptionStore, PushSubscriptionRecord } from '../store/push-subscription-store.js';
 import type { VapidKeys } from './vapid-keys.js';
@@ -63,6 +64,7 @@ export interface PushSenderOptions {
 export class PushSender {
   private readonly queue: PushQueue;
   private readonly origins = new Map<string, string>();
+  private encryptor?: PushEncryptor;
   private readonly unsubscribe: () => void;
   private readonly now: () => number;
   private readonly log: (line: string) => void;
@@ -100,6 +102,7 @@ export class PushSender {
     this.stopped = true;
     this.unsubscribe();
     this.queue.stop();
+    this.encryptor?.stop();
   }
 
   private fanOut(card: Card): void {
@@ -120,10 +123,12 @@ export class PushSender {
     const subscriptions = await this.options.subscriptions.list();
     if (!subscriptions.length) return;
     const webpush = await loadWebPush();
+    this.encryptor ??= new PushEncryptor(({ p256dh, auth, json }) => new Uint8Array(webpush.encrypt(p256dh, auth, json, 'aes128gcm').cipherText), this.log);
+    const encryptor = this.encryptor;
     const job = (subscription: PushSubscriptionRecord) => {
-      // Encrypted on the first attempt, and the same body reused by the retries.
-      let body: Uint8Array<ArrayBuffer> | undefined;
-      const encrypted = () => (body ??= new Uint8Array(webpush.encrypt(subscription.keys.p256dh, subscription.keys.auth, json, 'aes128gcm').cipherText));
+      // Encrypted (on the worker) for the first attempt, and the same body reused by the retries.
+      let body: Promise<Uint8Array> | undefined;
+      const encrypted = () => (body ??= encryptor.encrypt({ p256dh: subscription.keys.p256dh, auth: subscription.keys.auth, json }));
       return {
         service: this.serviceOf(subscription.endpoint),
         label: () => `${payload.type} push for card ${card.id} to ${new URL(subscription.endpoint).host}`,
@@ -163,11 +168,19 @@ export class PushSender {
     subscription: PushSubscriptionRecord,
     payload: PushPayload,
     ttl: number,
-    encrypted: () => Uint8Array<ArrayBuffer>,
+    encrypted: () => Promise<Uint8Array>,
     stop: AbortSignal,
   ): Promise<AttemptResult> {
     // Removed (by the page, or after a 410 for an earlier push) while this one waited.
-    if (!(await this.options.subscriptions.has(subscription.endpoint))) return { retry: false };
+    if (!(await this.options.subscriptions.has(subscription.endpoint))) return { retry: false, untried: true };
+    let body: Uint8Array;
+    try {
+      body = await encrypted();
+    } catch (err) {
+      // A subscription whose keys cannot be used: no retry makes it work, and its service is not to blame.
+      this.log(`push: ${new URL(subscription.endpoint).host}: ${(err as Error).message}; this push is dropped`);
+      return { retry: false, untried: true };
+    }
     // The request web-push's generateRequestDetails builds for aes128gcm (RFC 8030 / 8291 / 8292).
     const response = await fetch(subscription.endpoint, {
       method: 'POST',
@@ -179,7 +192,7 @@ export class PushSender {
         Urgency: payload.type === 'card' ? 'high' : 'normal',
         Topic: topicOf(payload.cardId),
       },
-      body: encrypted(),
+      body: body as Uint8Array<ArrayBuffer>,
       signal: AbortSignal.any([stop, AbortSignal.timeout(this.options.config.timeoutMs)]),
     });
     await response.body?.cancel().catch(() => {});
