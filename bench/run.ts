@@ -286,6 +286,7 @@ interface PushRun {
   sinks: Record<'hang' | 'fail', { connections: number; requests: number; open: number }>;
   /** generateRequestDetails for every subscription of one card, on the relay's thread, per round. */
   encryptMs: Stats;
+  encryptMainMs: Stats;
 }
 
 /** A browser's PushSubscription.toJSON(): a real P-256 key pair and a 16-byte auth secret. */
@@ -354,7 +355,7 @@ async function pushLatencies(): Promise<PushRun> {
     }
     const sinkStats = async (sink: Child) =>
       (await sink.call<{ ok: true; sink: { connections: number; requests: number; open: number } }>({ cmd: 'sinkStats' })).sink;
-    const encrypt = await child.call<{ ok: true; msPerRound: number[] }>({ cmd: 'encryptCost', subscriptions: PUSH_SUBS, rounds: 20 });
+    const encrypt = await child.call<{ ok: true; msPerRound: number[]; mainMsPerRound: number[] }>({ cmd: 'encryptCost', subscriptions: PUSH_SUBS, rounds: 20 });
     const summary = (condition: PushCondition) => {
       const s = samples[condition];
       return {
@@ -371,6 +372,7 @@ async function pushLatencies(): Promise<PushRun> {
       byCondition: { none: summary('none'), hang: summary('hang'), fail: summary('fail') },
       sinks: { hang: await sinkStats(sinks.hang), fail: await sinkStats(sinks.fail) },
       encryptMs: stats(encrypt.msPerRound),
+      encryptMainMs: stats(encrypt.mainMsPerRound),
     };
   } finally {
     sse.close();
@@ -409,7 +411,8 @@ function pushTable(push: PushRun): string[][] {
     rows.push(['  (bare GET, interleaved in this loop)', label[c], ms(r.control.p50), ms(r.control.p99), factor(r.control, none.control), 'info', '']);
     rows.push(['  (relay CPU per create + wait + answer)', label[c], ms(r.cpuPerIteration), '', '', 'info', '']);
   }
-  rows.push(['encrypting one push for every subscription', n, ms(push.encryptMs.p50), ms(push.encryptMs.p99), '', 'info', '']);
+  rows.push(['encrypting one push for every subscription (main thread, web-push)', n, ms(push.encryptMs.p50), ms(push.encryptMs.p99), '', 'info', '']);
+  rows.push(['  the same on the sender\'s worker: main-thread busy time', n, ms(push.encryptMainMs.p50), ms(push.encryptMainMs.p99), '', 'info', '']);
   for (const c of ['hang', 'fail'] as const) {
     const s = push.sinks[c];
     rows.push([`  (${c} push service: connections, requests received)`, n, `${s.connections} conn`, `${s.requests} req`, '', 'info', '']);
