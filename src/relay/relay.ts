@@ -242,7 +242,8 @@ export class Relay {
     const at = new Date(this.clock.now()).toISOString();
     const moved = card.delivery?.state === 'delivered' ? undefined : withDelivery(card, 'delivered', at, to);
     if (!moved) return card;
-    void this.moveDelivery(card, 'delivered', to, at).catch(() => {});
+    // After this turn, so that even a store that writes at once (SQLite) writes after the response.
+    setImmediate(() => void this.moveDelivery(card, 'delivered', to, at).catch(() => {}));
     return moved;
   }
 
