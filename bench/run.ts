@@ -29,7 +29,6 @@
 //   BENCH_HEAP_SNAPSHOTS=dir  diagnosis: heap snapshots of that relay before and after its waiters attach
 //   BENCH_QUICK=1          smoke run: every default above shrinks (explicit settings still win)
 
-import { createECDH, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -40,6 +39,7 @@ import { BENCH_ANSWER, benchDraft } from './draft.js';
 import { channelLatencies, channelTable } from './channel-bench.js';
 import { probeBenchDatabase } from './bench-database.js';
 import { nodesColumns, nodesTable, type Column } from './nodes-bench.js';
+import { pushLatencies, pushTable } from './push-bench.js';
 import { startTimes } from './start-bench.js';
 import { waitersRun } from './waiters-bench.js';
 import { throughputColumns, throughputTable, type Block, type Store } from './throughput-bench.js';
@@ -57,7 +57,6 @@ const NODE_COUNTS = (process.env.BENCH_NODES ?? '1,2,3').split(',').filter(Boole
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 8);
 const THROUGHPUT_S = Number(process.env.BENCH_THROUGHPUT_S ?? (QUICK ? 2 : 15));
 const NODE_ROUNDS = Number(process.env.BENCH_NODE_ROUNDS ?? (QUICK ? 1 : 3));
-const PUSH_BLOCK_WARMUP = 20;
 const WAITERS = Number(process.env.BENCH_WAITERS ?? (QUICK ? 1000 : 10_000));
 const STARTS = Number(process.env.BENCH_STARTS ?? (QUICK ? 2 : 5));
 const FLOOR_STORES = (process.env.BENCH_THROUGHPUT ?? 'sqlite,postgres').split(',').filter(Boolean) as Store[];
@@ -274,113 +273,6 @@ async function memoryPerCard(pending: number): Promise<MemoryRun> {
   }
 }
 
-// ---- Web Push: a push service that never answers must not slow the relay ----------------
-
-type PushCondition = 'none' | 'hang' | 'fail';
-
-interface PushRun {
-  subscriptions: number;
-  /** Per condition, the samples of every block pooled. */
-  byCondition: Record<PushCondition, { sse: Stats; createPost: Stats; release: Stats; answerPost: Stats; control: Stats; cpuPerIteration: number }>;
-  /** What the misbehaving services saw over the whole run. */
-  sinks: Record<'hang' | 'fail', { connections: number; requests: number; open: number }>;
-  /** generateRequestDetails for every subscription of one card, on the relay's thread, per round. */
-  encryptMs: Stats;
-  encryptMainMs: Stats;
-}
-
-/** A browser's PushSubscription.toJSON(): a real P-256 key pair and a 16-byte auth secret. */
-function browserSubscription(endpoint: string) {
-  const ecdh = createECDH('prime256v1');
-  ecdh.generateKeys();
-  return { endpoint, keys: { p256dh: ecdh.getPublicKey('base64url'), auth: randomBytes(16).toString('base64url') } };
-}
-
-/**
- * One relay with no pending cards. Blocks of create → SSE / answer → release samples alternate
- * between no subscriptions, PUSH_SUBS subscriptions on a push service that accepts connections
- * and never answers, and PUSH_SUBS on one that answers 503 at once. Subscriptions go in through
- * POST /api/push/subscriptions and out through DELETE, as the page does.
- */
-async function pushLatencies(): Promise<PushRun> {
-  const dir = mkdtempSync(join(tmpdir(), 'askrelay-bench-push-'));
-  const child = await Child.start(['relay', dir], PROFILE);
-  const bare = await Child.start(['bare']);
-  const sinks = { hang: await Child.start(['pushsink', 'hang']), fail: await Child.start(['pushsink', 'fail']) };
-  const sse = new SseClient();
-  try {
-    await sse.open(child.url, '/api/events', child.token);
-    let serial = 0;
-    const once = () => cycle(child, bare, sse, `push bench ${serial++}`);
-    for (let i = 0; i < WARMUP; i++) await once();
-
-    const subscribe = async (sink: Child, block: number) => {
-      const endpoints: string[] = [];
-      for (let i = 0; i < PUSH_SUBS; i++) {
-        const sub = browserSubscription(new URL(`push/b${block}/s${i}`, sink.url).href);
-        const r = await request(child.url, 'POST', '/api/push/subscriptions', { token: child.token, json: sub });
-        if (r.status !== 201) throw new Error(`POST /api/push/subscriptions: HTTP ${r.status} ${r.text}`);
-        endpoints.push(sub.endpoint);
-      }
-      return endpoints;
-    };
-    const unsubscribe = async (endpoints: string[]) => {
-      for (const endpoint of endpoints) {
-        const r = await request(child.url, 'DELETE', '/api/push/subscriptions', { token: child.token, json: { endpoint } });
-        if (r.status !== 200) throw new Error(`DELETE /api/push/subscriptions: HTTP ${r.status} ${r.text}`);
-      }
-    };
-
-    const samples: Record<PushCondition, Awaited<ReturnType<typeof once>>[]> = { none: [], hang: [], fail: [] };
-    const cpu: Record<PushCondition, number> = { none: 0, hang: 0, fail: 0 };
-    const perBlock = Math.max(1, Math.round(ITER / PUSH_ROUNDS));
-    let block = 0;
-    for (let round = 0; round < PUSH_ROUNDS; round++) {
-      // Alternate the order so that neither condition always follows the other.
-      const order: PushCondition[] = round % 2 === 0 ? ['none', 'hang', 'fail'] : ['fail', 'hang', 'none'];
-      for (const condition of order) {
-        const endpoints = condition === 'none' ? [] : await subscribe(sinks[condition], block++);
-        for (let i = 0; i < PUSH_BLOCK_WARMUP; i++) await once();
-        const c0 = (await child.call<Times>({ cmd: 'serverTimes', reset: true })).cpu;
-        // A failing service makes every iteration slow (see docs/performance.md): fewer samples.
-        const count = condition === 'fail' ? Math.ceil(perBlock / 10) : perBlock;
-        for (let i = 0; i < count; i++) samples[condition].push(await once());
-        const c1 = (await child.call<Times>({ cmd: 'serverTimes', reset: true })).cpu;
-        cpu[condition] += cpuMs(c0, c1);
-        await unsubscribe(endpoints);
-        // The relay's requests still hanging fail now (and find their subscription gone), so
-        // they do not hold the sender's slots through the next block.
-        if (condition !== 'none') await sinks[condition].call({ cmd: 'dropConnections' });
-      }
-    }
-    const sinkStats = async (sink: Child) =>
-      (await sink.call<{ ok: true; sink: { connections: number; requests: number; open: number } }>({ cmd: 'sinkStats' })).sink;
-    const encrypt = await child.call<{ ok: true; msPerRound: number[]; mainMsPerRound: number[] }>({ cmd: 'encryptCost', subscriptions: PUSH_SUBS, rounds: 20 });
-    const summary = (condition: PushCondition) => {
-      const s = samples[condition];
-      return {
-        sse: stats(s.map((x) => x.sse)),
-        createPost: stats(s.map((x) => x.createPost)),
-        release: stats(s.map((x) => x.release)),
-        answerPost: stats(s.map((x) => x.answerPost)),
-        control: stats(s.map((x) => x.control)),
-        cpuPerIteration: cpu[condition] / s.length,
-      };
-    };
-    return {
-      subscriptions: PUSH_SUBS,
-      byCondition: { none: summary('none'), hang: summary('hang'), fail: summary('fail') },
-      sinks: { hang: await sinkStats(sinks.hang), fail: await sinkStats(sinks.fail) },
-      encryptMs: stats(encrypt.msPerRound),
-      encryptMainMs: stats(encrypt.mainMsPerRound),
-    };
-  } finally {
-    sse.close();
-    await Promise.all([child.stop(), bare.stop(), sinks.hang.stop(), sinks.fail.stop()]);
-    rmSync(dir, { recursive: true, force: true });
-  }
-}
-
 // ---- report ---------------------------------------------------------------------------
 
 const ms = (v: number) => `${v.toFixed(3)} ms`;
@@ -392,32 +284,6 @@ function table(rows: string[][]): string {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? '').length)));
   const line = (r: string[]) => `| ${r.map((c, i) => (c ?? '').padEnd(widths[i])).join(' | ')} |`;
   return [line(rows[0]), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.slice(1).map(line)].join('\n');
-}
-
-function pushTable(push: PushRun): string[][] {
-  const n = String(push.subscriptions);
-  const none = push.byCondition.none;
-  const label: Record<PushCondition, string> = { none: 'none', hang: `${n} hanging`, fail: `${n} failing (503)` };
-  const rows: string[][] = [['measurement (relay, 0 pending)', 'push subscriptions', 'p50', 'p99', 'p50 / none p50', 'target', 'met']];
-  const factor = (st: Stats, ref: Stats) => `${(st.p50 / ref.p50).toFixed(2)}×`;
-  for (const c of ['none', 'hang', 'fail'] as const) {
-    const r = push.byCondition[c];
-    const limit = c === 'hang' ? TARGET.pushFactor : c === 'fail' ? TARGET.failingPushFactor : undefined;
-    const target = limit ? `≤ ${limit.toFixed(2)}×` : 'reference';
-    const met = limit ? yes(r.sse.p50 / none.sse.p50 <= limit) : '';
-    rows.push(['create → SSE card.created', label[c], ms(r.sse.p50), ms(r.sse.p99), factor(r.sse, none.sse), target, met]);
-    rows.push(['  (POST /api/cards round trip)', label[c], ms(r.createPost.p50), ms(r.createPost.p99), factor(r.createPost, none.createPost), 'info', '']);
-    rows.push(['answer → wait released', label[c], ms(r.release.p50), ms(r.release.p99), factor(r.release, none.release), 'info', '']);
-    rows.push(['  (bare GET, interleaved in this loop)', label[c], ms(r.control.p50), ms(r.control.p99), factor(r.control, none.control), 'info', '']);
-    rows.push(['  (relay CPU per create + wait + answer)', label[c], ms(r.cpuPerIteration), '', '', 'info', '']);
-  }
-  rows.push(['encrypting one push for every subscription (main thread, web-push)', n, ms(push.encryptMs.p50), ms(push.encryptMs.p99), '', 'info', '']);
-  rows.push(['  the same on the sender\'s worker: main-thread busy time', n, ms(push.encryptMainMs.p50), ms(push.encryptMainMs.p99), '', 'info', '']);
-  for (const c of ['hang', 'fail'] as const) {
-    const s = push.sinks[c];
-    rows.push([`  (${c} push service: connections, requests received)`, n, `${s.connections} conn`, `${s.requests} req`, '', 'info', '']);
-  }
-  return rows;
 }
 
 async function main() {
@@ -441,7 +307,7 @@ async function main() {
     log(`relay with ${n} pending cards: memory…`);
     mems.push(await memoryPerCard(n));
   }
-  const push = process.env.BENCH_PUSH === '0' ? undefined : (log(`relay with ${PUSH_SUBS} Web Push subscriptions on a hanging / failing push service…`), await pushLatencies());
+  const push = process.env.BENCH_PUSH === '0' ? undefined : (log(`relay with ${PUSH_SUBS} Web Push subscriptions on a hanging / failing push service…`), await pushLatencies(cycle, { iterations: ITER, warmup: WARMUP, subscriptions: PUSH_SUBS, rounds: PUSH_ROUNDS, execArgv: PROFILE }));
   const channels = process.env.BENCH_CHANNELS === '0' ? undefined : (log('relay with 4 chat channels on a platform that hangs…'), await channelLatencies(cycle, ITER, WARMUP, PUSH_ROUNDS));
   const columns: Column[] = NODE_COUNTS.length ? [{ store: 'sqlite' }, ...NODE_COUNTS.map((nodes) => ({ store: 'postgres' as const, nodes }))] : [];
   if (columns.length) log(`SQLite and PostgreSQL with ${NODE_COUNTS.join(', ')} nodes on one database: ${ITER} cycles one at a time and ${THROUGHPUT_S} s of ${CLIENTS} clients per column, in ${NODE_ROUNDS} rounds…`);
@@ -525,7 +391,7 @@ async function main() {
     console.log(`\n${table(floorReport.rows)}`);
     for (const line of floorReport.failures) console.log(line);
   }
-  if (push) console.log(`\n${table(pushTable(push))}`);
+  if (push) console.log(`\n${table(pushTable(push, { hang: TARGET.pushFactor, fail: TARGET.failingPushFactor }, ms, yes))}`);
   if (channels) console.log(`\n${table(channelTable(channels, TARGET.pushFactor, ms, yes))}`);
   const nodesReport = nodes && nodesTable(nodes, CLIENTS, ms);
   if (nodesReport) {
