@@ -204,7 +204,7 @@ export class PushSender {
    * (about 1 ms), so one token, valid 12 hours, serves every push to that origin for an hour.
    */
   private authorization(webpush: WebPush, endpoint: string): string {
-    const audience = new URL(endpoint).origin;
+    const audience = this.serviceOf(endpoint);
     const now = Date.now();
     const cached = this.vapidTokens.get(audience);
     if (cached && cached.until > now) return cached.authorization;

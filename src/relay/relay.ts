@@ -240,7 +240,7 @@ export class Relay {
    */
   handOver(card: Card, to: DeliveryTarget): Card {
     const at = new Date(this.clock.now()).toISOString();
-    const moved = card.delivery?.state === 'delivered' ? undefined : withDelivery(card, 'delivered', at, to);
+    const moved = withDelivery(card, 'delivered', at, to); // undefined: nothing to move (no answer, or delivered already)
     if (!moved) return card;
     // After this turn, so that even a store that writes at once (SQLite) writes after the response.
     setImmediate(() => void this.moveDelivery(card, 'delivered', to, at).catch(() => {}));
