@@ -190,12 +190,11 @@ export class Relay {
     refuseIfGone(card);
     const canonical = checkAnswer(card, answer);
     if (card.status === 'answered') return this.judgeLateAnswer(card, canonical, options.idempotencyKey);
-    const result = await this.close(id, {
-      status: 'answered',
-      answer: canonical,
-      answeredBy: options.by ?? HUMAN_API,
-      idempotencyKey: options.idempotencyKey,
-    });
+    const result = await this.close(
+      id,
+      { status: 'answered', answer: canonical, answeredBy: options.by ?? HUMAN_API, idempotencyKey: options.idempotencyKey },
+      card,
+    );
     if (result.changed) return result.card;
     // Someone else closed it between our read and our write (another process).
     refuseIfGone(result.card);
@@ -258,7 +257,7 @@ export class Relay {
   async skip(id: string, by: AnsweredBy = HUMAN_API): Promise<Card> {
     const card = await this.get(id);
     if (card.status === 'skipped') return card;
-    const result = card.status === 'pending' ? await this.close(id, { status: 'skipped', answeredBy: by }) : { card };
+    const result = card.status === 'pending' ? await this.close(id, { status: 'skipped', answeredBy: by }, card) : { card };
     if (result.card.status === 'skipped') return result.card;
     refuseIfGone(result.card);
     throw new RelayError('already_answered', 'The card was already answered.', { card: result.card });
@@ -267,7 +266,7 @@ export class Relay {
   /** Closes a card nobody will answer any more (its session stopped). Idempotent. */
   async cancel(id: string): Promise<Card> {
     const card = await this.get(id);
-    return card.status === 'pending' ? (await this.close(id, { status: 'cancelled' })).card : card;
+    return card.status === 'pending' ? (await this.close(id, { status: 'cancelled' }, card)).card : card;
   }
 
   /** Resolves with the card once it is no longer pending (or, `late`, has an answer), or undefined after timeoutMs. */
@@ -300,7 +299,7 @@ export class Relay {
 
   private async expire(id: string): Promise<void> {
     const card = await this.store.getCard(id);
-    if (card?.status === 'pending') await this.close(id, { status: 'expired' });
+    if (card?.status === 'pending') await this.close(id, { status: 'expired' }, card);
   }
 
   /**
@@ -309,7 +308,7 @@ export class Relay {
    */
   private async settleIfDue(card: Card): Promise<Card> {
     const now = this.clock.now();
-    if (card.status === 'pending') return Date.parse(card.expiresAt) > now ? card : (await this.close(card.id, { status: 'expired' })).card;
+    if (card.status === 'pending') return Date.parse(card.expiresAt) > now ? card : (await this.close(card.id, { status: 'expired' }, card)).card;
     return (deliveryDue(card) ?? Infinity) > now ? card : this.undelivered(card);
   }
 
@@ -318,18 +317,20 @@ export class Relay {
     if (card) await this.settleIfDue(card);
   }
 
+  /** `read`: the card as just read, still pending (the store then skips reading it again). */
   private async close(
     id: string,
     fields: { status: Exclude<CardStatus, 'pending'>; answer?: Answer; answeredBy?: AnsweredBy; idempotencyKey?: string },
+    read?: Card,
   ) {
     const closedAt = fields.status === 'expired' ? undefined : new Date(this.clock.now()).toISOString();
     // An answer (or a skip, which the agent is told too) starts out sent, in the same write.
     const answered = fields.status === 'answered' || fields.status === 'skipped';
-    const result = await this.store.closeCard(id, {
-      ...fields,
-      closedAt: closedAt ?? (await this.expiredAt(id)),
-      ...(answered && closedAt ? { delivery: sentAt(closedAt) } : {}),
-    });
+    const result = await this.store.closeCard(
+      id,
+      { ...fields, closedAt: closedAt ?? read?.expiresAt ?? (await this.expiredAt(id)), ...(answered && closedAt ? { delivery: sentAt(closedAt) } : {}) },
+      read,
+    );
     if (!result) throw new RelayError('not_found', `No card "${id}".`);
     if (result.changed) {
       this.deadlines.remove(id);

@@ -10,7 +10,7 @@ import { LoginStore } from './login-store.js';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, privateFileIfExists } from './secret-file.js';
 import { SessionStore } from './session-store.js';
 import { openSqlite, refuseUnwritable } from './sqlite-file.js';
-import type { CardClose, CardFilter, CardStore, CloseResult, PendingDeadline } from './store.js';
+import { closed, pendingRead, type CardClose, type CardFilter, type CardStore, type CloseResult, type PendingDeadline } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS cards (
@@ -133,7 +133,13 @@ export class SqliteStore implements CardStore {
     return rows.map((data) => JSON.parse(data) as Card);
   }
 
-  closeCard(id: string, close: CardClose): CloseResult | undefined {
+  closeCard(id: string, close: CardClose, read?: Card): CloseResult | undefined {
+    const known = pendingRead(id, read);
+    if (known) {
+      // The UPDATE … WHERE status = 'pending' is the compare-and-set: one autocommitted statement.
+      const card = closed(known, close);
+      if (this.stmt.update.run({ id, status: card.status, key: close.idempotencyKey ?? null, data: JSON.stringify(card) }).changes === 1) return { changed: true, card };
+    }
     // IMMEDIATE takes the write lock before reading, so the read-check-write is atomic
     // against other processes too.
     return this.db
@@ -141,9 +147,8 @@ export class SqliteStore implements CardStore {
         const current = this.getCard(id);
         if (!current) return undefined;
         if (current.status !== 'pending') return { changed: false, card: current };
-        const { idempotencyKey, ...fields } = close;
-        const card: Card = { ...current, ...fields };
-        this.stmt.update.run({ id, status: card.status, key: idempotencyKey ?? null, data: JSON.stringify(card) });
+        const card = closed(current, close);
+        this.stmt.update.run({ id, status: card.status, key: close.idempotencyKey ?? null, data: JSON.stringify(card) });
         return { changed: true, card };
       })
       .immediate();

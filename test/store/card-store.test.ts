@@ -76,6 +76,23 @@ for (const [name, open] of Object.entries(STORES)) {
       expect((await h.store.getCard('c_race'))!.answer).toEqual(winners[0]!.card.answer);
     });
 
+    it('closes from the caller\'s read of the pending card; a read gone stale meanwhile still loses to the first close', async () => {
+      const pending = card('c_1');
+      await h.store.insertCard(pending);
+      const [a, b] = [await h.store.getCard('c_1'), await h.store.getCard('c_1')];
+      const won = await h.store.closeCard('c_1', { status: 'skipped', closedAt: '2026-11-30T12:05:00.000Z', idempotencyKey: 'k1' }, a);
+      expect(won).toEqual({ changed: true, card: { ...pending, status: 'skipped', closedAt: '2026-11-30T12:05:00.000Z' } });
+      expect(await h.store.answerKey('c_1')).toBe('k1');
+      // b was read while the card was still pending: the compare-and-set on its status refuses it.
+      const late = await h.store.closeCard('c_1', { status: 'answered', closedAt: '2026-11-30T12:06:00.000Z', answer: { db: { selected: ['SQLite'] } } }, b);
+      expect(late).toEqual({ changed: false, card: won!.card });
+      expect(await h.store.getCard('c_1')).toEqual(won!.card);
+      // A read of another card, or of a closed one, is not taken for this card's.
+      await h.store.insertCard(card('c_2'));
+      const other = await h.store.closeCard('c_2', { status: 'cancelled', closedAt: '2026-11-30T12:07:00.000Z' }, won!.card);
+      expect(other).toMatchObject({ changed: true, card: { id: 'c_2', status: 'cancelled' } });
+    });
+
     it('amends a card as it is stored; a change that returns nothing leaves it; an unknown card is undefined', async () => {
       await h.store.insertCard(card('c_1'));
       await h.store.closeCard('c_1', { status: 'expired', closedAt: '2026-11-30T12:05:00.000Z' });

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Card } from '../../cards/model.js';
-import type { AsyncCardStore, CardClose, CardFilter, CloseResult, PendingDeadline } from '../store.js';
+import { closed, pendingRead, type AsyncCardStore, type CardClose, type CardFilter, type CloseResult, type PendingDeadline } from '../store.js';
 
 // The cards in PostgreSQL, with the SQLite store's semantics (src/store/sqlite-store.ts).
 // A pending card changes only through closeCard: an UPDATE … WHERE status = 'pending' is the
@@ -45,17 +45,17 @@ export class PostgresCardStore implements AsyncCardStore {
     return rows.map((r) => parse(r.data));
   }
 
-  async closeCard(id: string, close: CardClose): Promise<CloseResult | undefined> {
-    const current = await this.getCard(id);
+  async closeCard(id: string, close: CardClose, read?: Card): Promise<CloseResult | undefined> {
+    // The caller's read of the pending card saves a round trip.
+    const current = pendingRead(id, read) ?? (await this.getCard(id));
     if (!current) return undefined;
     if (current.status !== 'pending') return { changed: false, card: current };
     // A pending card's JSON changes only here, so the compare-and-set on its status is enough.
-    const { idempotencyKey, ...fields } = close;
-    const card: Card = { ...current, ...fields };
+    const card = closed(current, close);
     const updated = await this.pool.query(`UPDATE cards SET status = $2, answer_key = $3, data = $4 WHERE id = $1 AND status = 'pending'`, [
       id,
       card.status,
-      idempotencyKey ?? null,
+      close.idempotencyKey ?? null,
       JSON.stringify(card),
     ]);
     if (updated.rowCount === 1) return { changed: true, card };
