@@ -45,6 +45,8 @@ export interface RunningRelay {
   store: Stores['kind'];
   /** What start made or repaired in the data folder, one sentence each, for the operator. */
   notices: string[];
+  /** Every route the HTTP app serves (middleware left out), as Hono lists them: what the OpenAPI document must describe. */
+  routes: { method: string; path: string }[];
   close(): Promise<void>;
 }
 
@@ -227,6 +229,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     node,
     store: store.kind,
     notices: notices.filter((n): n is string => n !== undefined),
+    routes: app.routes.filter((r) => r.method !== 'ALL').map(({ method, path }) => ({ method, path })),
     // Once, however often it is called (a test stopping a node, then everything).
     close: () => (closing ??= shutdown()),
   };

@@ -25,6 +25,8 @@ import { webPage } from './web-page.js';
 import type { Cluster } from '../cluster/cluster.js';
 import { holdsOf, type NodeLoad } from '../cluster/node-load.js';
 import { nodeRoutes } from './node-routes.js';
+import { NAMED_SCHEMAS, apiRoutes } from './openapi/api-routes.js';
+import { openApiDocument, type OpenApiDocument } from './openapi/document.js';
 import { RelayError } from '../errors.js';
 
 export interface AppOptions {
@@ -89,6 +91,9 @@ export function createApp({ access, audit, sessions, providers = [], token, call
     }
     return c.json({ ok: true, version: VERSION, ...where });
   });
+  // For generated clients, without a token: it says what the routes are, not what they hold.
+  let openApi: OpenApiDocument | undefined;
+  app.get('/api/openapi.json', (c) => c.json((openApi ??= openApiDocument(apiRoutes({ startSession: sessions.startSchema }), { version: VERSION, named: NAMED_SCHEMAS }))));
   app.post('/api/login', (c) => login(c, tokens, cookie));
   app.post('/api/logout', (c) => logout(c, tokens, cookie));
   // Chat platforms cannot send the relay's token: each webhook checks its platform's signature instead.

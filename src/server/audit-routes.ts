@@ -5,7 +5,7 @@ import { parseHead } from '../store/audit-chain.js';
 import type { AsyncAuditStore } from '../store/audit-store.js';
 import { humanOnly, type AuthEnv } from './auth.js';
 
-const PageSchema = z.object({
+export const AuditPageQuerySchema = z.object({
   after: z.coerce.number().int().min(0).optional(),
   limit: z.coerce.number().int().positive().max(10_000).optional(),
 });
@@ -19,7 +19,7 @@ export function auditRoutes(audit: AsyncAuditStore) {
   app.use('*', humanOnly);
 
   app.get('/', async (c) => {
-    const page = PageSchema.safeParse(c.req.query());
+    const page = AuditPageQuerySchema.safeParse(c.req.query());
     if (!page.success) throw new RelayError('invalid_request', 'after must be a whole number (a seq) and limit a positive whole number up to 10000.');
     const limit = page.data.limit ?? 1000;
     const entries = await audit.list(page.data.after ?? 0, limit);

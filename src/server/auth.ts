@@ -131,7 +131,7 @@ export function ownOriginForCookies(publicUrl?: string): MiddlewareHandler {
   };
 }
 
-const LoginSchema = z.object({ token: z.string() });
+export const LoginSchema = z.object({ token: z.string() });
 
 export interface CookieOptions {
   /** Set Secure on the cookie whatever the request's scheme (ASKRELAY_PUBLIC_URL is https). */

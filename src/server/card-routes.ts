@@ -7,32 +7,33 @@ import type { AuthEnv } from './auth.js';
 import { readJson } from './http.js';
 
 // `late`: the human answers a card that expired or was cancelled (docs/api.md, "Late answers").
-const AnswerBodySchema = z.object({ answers: AnswerSchema, late: z.boolean().optional() });
+export const AnswerBodySchema = z.object({ answers: AnswerSchema, late: z.boolean().optional() });
 // `asText`: the person marked the reply as typed words, never options (docs/api.md).
-const ReplyBodySchema = z.object({ text: z.string(), asText: z.boolean().optional(), late: z.boolean().optional() });
+export const ReplyBodySchema = z.object({ text: z.string(), asText: z.boolean().optional(), late: z.boolean().optional() });
+const MAX_WAIT_SECONDS = 3600;
 const FLAG = z.enum(['1', 'true', '0', 'false']).transform((v) => v === '1' || v === 'true');
 // `late`: wait past an expiry for a late answer; `client=ask`: the poller is `askrelay ask` (its delivery says so).
-const WaitQuerySchema = z.object({ late: FLAG.optional(), client: z.enum(['ask']).optional() });
-const ListQuerySchema = z.object({
+export const WaitQuerySchema = z.object({
+  timeout: z.coerce.number().min(0).max(MAX_WAIT_SECONDS).optional(),
+  late: FLAG.optional(),
+  client: z.enum(['ask']).optional(),
+});
+export const ListQuerySchema = z.object({
   status: CardStatusSchema.optional(),
   sessionId: z.string().min(1).optional(),
   limit: z.coerce.number().int().positive().max(10_000).optional(),
   order: z.enum(['oldest', 'newest']).optional(),
 });
 
-const MAX_WAIT_SECONDS = 3600;
 /** Cards in one list unless `limit` asks for more (up to 10,000): a history can be long. */
 export const DEFAULT_PAGE_SIZE = 500;
 
 const idempotencyKey = (header: string | undefined) => header?.trim() || undefined;
 
 function waitTimeout(raw: string | undefined): number {
-  if (raw === undefined) return 30;
-  const seconds = Number(raw);
-  if (!Number.isFinite(seconds) || seconds < 0 || seconds > MAX_WAIT_SECONDS) {
-    throw new RelayError('invalid_request', `timeout must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}.`);
-  }
-  return seconds;
+  const seconds = WaitQuerySchema.shape.timeout.safeParse(raw);
+  if (!seconds.success) throw new RelayError('invalid_request', `timeout must be a number of seconds from 0 to ${MAX_WAIT_SECONDS}.`);
+  return seconds.data ?? 30;
 }
 
 // Every route reads and answers through CardAccess as the caller (the human or a session's
@@ -87,7 +88,7 @@ export function cardRoutes(access: CardAccess) {
   app.get('/:id/wait', async (c) => {
     const id = c.req.param('id');
     const seconds = waitTimeout(c.req.query('timeout'));
-    const query = WaitQuerySchema.safeParse({ late: c.req.query('late'), client: c.req.query('client') });
+    const query = WaitQuerySchema.omit({ timeout: true }).safeParse({ late: c.req.query('late'), client: c.req.query('client') });
     if (!query.success) throw new RelayError('invalid_request', 'late takes 1, true, 0 or false; client takes "ask".');
     const card = await access.wait(c.get('principal'), id, seconds * 1000, { signal: c.req.raw.signal, ...query.data });
     return card ? c.json(card) : c.body(null, 204);

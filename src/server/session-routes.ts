@@ -7,7 +7,7 @@ import type { SessionManager } from '../sessions/manager.js';
 import { humanOnly, type AuthEnv } from './auth.js';
 import { readJson } from './http.js';
 
-const SessionPatchSchema = z.object({ agentsMayAnswer: z.boolean() }).strict();
+export const SessionPatchSchema = z.object({ agentsMayAnswer: z.boolean() }).strict();
 
 // The human runs sessions; an agent token may read its own session and the sessions the
 // human let it watch (others are 404). Agents start and watch sessions through the relay
