@@ -115,23 +115,27 @@ function floorApp(store: FloorStore): Hono {
   });
   app.get('/api/cards/:id/wait', async (c) => {
     const id = c.req.param('id');
-    const row = await store.get(id);
-    if (!row) return c.json({ error: { code: 'not_found', message: 'no such card' } }, 404);
-    if (row.status !== 'pending') return c.body(cardJson(row), 200, { 'content-type': 'application/json' });
     const seconds = Number(c.req.query('timeout') ?? 30);
-    const json = await new Promise<string | undefined>((resolve) => {
-      const set = waiters.get(id) ?? new Set();
-      waiters.set(id, set);
-      const timer = setTimeout(() => {
-        set.delete(release);
-        resolve(undefined);
-      }, seconds * 1000);
-      const release = (json: string) => {
-        clearTimeout(timer);
-        resolve(json);
-      };
-      set.add(release);
-    });
+    // In place before the read: an answer committed while the read is on its way (a
+    // networked store) still finds the waiter.
+    const set = waiters.get(id) ?? new Set<(json: string) => void>();
+    waiters.set(id, set);
+    let release!: (json: string | undefined) => void;
+    const released = new Promise<string | undefined>((resolve) => (release = resolve));
+    const timer = setTimeout(() => release(undefined), seconds * 1000);
+    set.add(release);
+    const done = () => {
+      clearTimeout(timer);
+      set.delete(release);
+    };
+    const row = await store.get(id);
+    if (!row || row.status !== 'pending') {
+      done();
+      if (!row) return c.json({ error: { code: 'not_found', message: 'no such card' } }, 404);
+      return c.body(cardJson(row), 200, { 'content-type': 'application/json' });
+    }
+    const json = await released;
+    done();
     return json === undefined ? c.body(null, 204) : c.body(json, 200, { 'content-type': 'application/json' });
   });
   // Straight to Node's response, as the relay's own event stream writes (no web stream in between).
