@@ -1,6 +1,8 @@
 import { hostname } from 'node:os';
 import { resolve } from 'node:path';
+import { logLevel, type LogLevel } from './ops/log.js';
 import { clockAhead, type Clock } from './relay/clock.js';
+import { MIN_SECRET_CHARS } from './store/data-folder.js';
 
 // Configuration from flags and environment, with defaults that serve a newcomer.
 
@@ -43,6 +45,12 @@ export interface ServeConfig {
   stuckAfterMs: number;
   /** Long-lived connections (event streams, waits, MCP streams) one caller may hold at once (ASKRELAY_MAX_CONNECTIONS). */
   maxConnections: number;
+  /** ASKRELAY_LOG: what the log (JSON lines on stdout) says; default info. */
+  logLevel: LogLevel;
+  /** ASKRELAY_METRICS_TOKEN: a token that opens GET /metrics only (for a scraper), beside the relay token. */
+  metricsToken?: string;
+  /** Tests: where the log's lines go instead of stdout. */
+  logTo?: import('pino').DestinationStream;
   /** The environment providers read their endpoints and keys from. */
   env: NodeJS.ProcessEnv;
   /**
@@ -79,6 +87,8 @@ export function serveConfig(flags: ServeFlags, env: NodeJS.ProcessEnv = process.
     waitMs: namedDuration('ASKRELAY_WAIT', env.ASKRELAY_WAIT ?? '8h'),
     stuckAfterMs: namedDuration('ASKRELAY_STUCK_AFTER', env.ASKRELAY_STUCK_AFTER ?? '10m'),
     maxConnections: wholeNumber('ASKRELAY_MAX_CONNECTIONS', env.ASKRELAY_MAX_CONNECTIONS ?? String(DEFAULT_MAX_CONNECTIONS)),
+    logLevel: logLevel(env.ASKRELAY_LOG),
+    ...metricsTokenSetting(env.ASKRELAY_METRICS_TOKEN),
     env: flags.approveTools ? { ...env, ASKRELAY_APPROVE_TOOLS: '1' } : env,
     ...(env.ASKRELAY_TEST_CLOCK_OFFSET ? { clock: clockAhead(namedDuration('ASKRELAY_TEST_CLOCK_OFFSET', env.ASKRELAY_TEST_CLOCK_OFFSET)) } : {}),
   };
@@ -92,6 +102,13 @@ export function defaultNodeId(port: number | string): string {
 function nodeIdSetting(id: string): string {
   if (!/^[\w.:@-]{1,100}$/.test(id)) throw new Error(`ASKRELAY_NODE_ID: "${id}" is not a node name; use up to 100 letters, digits and . : @ _ -.`);
   return id;
+}
+
+function metricsTokenSetting(raw: string | undefined): { metricsToken?: string } {
+  const token = raw?.trim();
+  if (!token) return {};
+  if (token.length < MIN_SECRET_CHARS) throw new Error(`ASKRELAY_METRICS_TOKEN is shorter than ${MIN_SECRET_CHARS} characters; make one with "openssl rand -base64 24".`);
+  return { metricsToken: token };
 }
 
 function databaseSetting(url: string | undefined): { databaseUrl?: string } {

@@ -13,6 +13,7 @@ import { CardAccess } from './relay/card-access.js';
 import { pushConfigFromEnv } from './push/push-config.js';
 import { PushSender } from './push/push-sender.js';
 import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
+import { RelayEvents } from './relay/events.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
 import { mcpSettingsFromEnv } from './server/mcp/route.js';
@@ -24,6 +25,11 @@ import { sqliteStores, type Stores } from './store/stores.js';
 import { defaultNodeId } from './config.js';
 import { newNodeLoad } from './cluster/node-load.js';
 import { wireNodes } from './cluster/join-nodes.js';
+import { VERSION } from './version.js';
+import { createLogger } from './ops/log.js';
+import { RelayMetrics } from './ops/metrics.js';
+import { Ops } from './ops/ops.js';
+import { reportRelayEvents } from './ops/relay-ops.js';
 
 // The composition root: the store, the relay core, the session manager with every
 // provider, and the HTTP surface, wired together and listening.
@@ -45,6 +51,8 @@ export interface RunningRelay {
   store: Stores['kind'];
   /** What start made or repaired in the data folder, one sentence each, for the operator. */
   notices: string[];
+  /** Where the relay reports what an operator should hear of (its log and metrics). */
+  ops: Ops;
   /** Every route the HTTP app serves (middleware left out), as Hono lists them: what the OpenAPI document must describe. */
   routes: { method: string; path: string }[];
   close(): Promise<void>;
@@ -112,18 +120,22 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   const channelConfig = channelsConfig(config.env, config.dataDir);
   notices.push(store.audit.keyedNotice);
   const node = config.nodeId ?? defaultNodeId(config.port || `pid${process.pid}`);
+  const ops = new Ops(await createLogger({ level: config.logLevel, base: { node }, ...(config.logTo ? { destination: config.logTo } : {}) }));
   const cluster = await store.joinCluster(node, config.leaseMs);
   // Other nodes alive now may have MCP calls waiting: theirs are not this node's to cancel.
   const alone = (await cluster.nodes()).every((n) => n.id === node);
   const { clock } = config;
+  const load = newNodeLoad();
   // Where agents reach the relay (ASKRELAY_URL in their environment), known once it listens.
   let agentUrl: string | undefined;
-  const relay = new Relay({ store: store.cards, waits: { default: config.waitMs }, ...(clock ? { clock } : {}) });
-  const nodes = await wireNodes(cluster, relay, (line) => console.warn(`askrelay: ${line}`));
-  const load = newNodeLoad();
+  // Read when scraped: the sessions and channels exist by then.
+  const events = new RelayEvents();
+  const metrics: RelayMetrics = new RelayMetrics({ events, ops, pending: (): number => relay.pendingCount, load, sessions: () => sessions.list(), outboxes: () => channels.status() });
+  const relay = new Relay({ store: metrics.timed(store.cards), events, waits: { default: config.waitMs }, ...(clock ? { clock } : {}) });
+  const nodes = await wireNodes(cluster, relay, ops.warn);
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
-  const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig, sends: nodes.sends });
+  const push = new PushSender({ events: relay.events, subscriptions: store.push, vapid, config: pushConfig, sends: nodes.sends, log: ops.warn, ops });
   const access = new CardAccess(relay, sessionFacts(store.sessions), store.audit);
   const channels = new Channels({
     config: channelConfig,
@@ -132,6 +144,8 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     audit: store.audit,
     store: store.channels,
     queued: nodes.queued,
+    log: ops.warn,
+    ops,
     // Asked only once the relay listens (delivery starts at channels.start()).
     ...(clock ? { clock } : {}),
     context: { publicUrl: () => channelConfig.publicUrl ?? agentUrl ?? '', secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
@@ -139,6 +153,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   channels.listen();
   // Audited from the first event on: cards that expired while the relay was down included.
   auditCardEvents(relay.events, store.audit);
+  reportRelayEvents(relay.events, ops);
   const { expired, pending } = await relay.start();
   const sessions = new SessionManager({
     relay,
@@ -153,6 +168,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     agentKey: createHash('sha256').update(`askrelay agents\0${token}`).digest(),
     owners: nodes.owners,
     relayUrl: () => agentUrl,
+    log: ops.warn,
     ...(clock ? { clock } : {}),
   });
   await sessions.recover();
@@ -174,6 +190,8 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     push: { publicKey: vapid.publicKey, subscriptions: store.push },
     channels: { webhooks: channels.routes(), status: () => channels.status() },
     maxConnections: config.maxConnections,
+    ops,
+    metrics: { registry: metrics, ...(config.metricsToken ? { token: config.metricsToken } : {}) },
   });
 
   const server = await new Promise<ServerType>((resolve, reject) => {
@@ -200,8 +218,10 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   // Posting (and polling) starts once the relay can take the callbacks, on the node holding the channels.
   await nodes.start({ sessions, channels, url: () => `http://${host}:${port}/`, load });
 
+  ops.emit('relay.started', { url: agentUrl, store: store.kind, version: VERSION, pending, expiredWhileStopped: expired.length, channels: channels.describe().length });
   let closing: Promise<void> | undefined;
   const shutdown = async () => {
+    ops.emit('relay.stopping');
     await nodes.stop();
     push.stop();
     await channels.stop();
@@ -229,6 +249,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     node,
     store: store.kind,
     notices: notices.filter((n): n is string => n !== undefined),
+    ops,
     routes: app.routes.filter((r) => r.method !== 'ALL').map(({ method, path }) => ({ method, path })),
     // Once, however often it is called (a test stopping a node, then everything).
     close: () => (closing ??= shutdown()),

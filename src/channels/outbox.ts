@@ -1,3 +1,4 @@
+import type { OpsSink } from '../ops/ops.js';
 import type { Card } from '../cards/model.js';
 import type { Clock } from '../relay/clock.js';
 import type { Relay } from '../relay/relay.js';
@@ -27,6 +28,8 @@ export interface OutboxOptions {
   /** Which cards this channel shows (its route); all by default. */
   routes?: (card: Card) => boolean;
   log?: (line: string) => void;
+  /** Told of every attempt the platform did not take (the log line above comes once per doubling). */
+  ops?: OpsSink;
 }
 
 export class Outbox {
@@ -221,6 +224,9 @@ export class Outbox {
     const now = this.options.clock.now();
     const what = `${job.action} of card ${job.cardId}`;
     const error = err instanceof ChannelSendError ? err : new ChannelSendError('unavailable', (err as Error)?.message ?? String(err));
+    const report = { platform: this.id, cardId: job.cardId, action: job.action, attempts: job.attempts + 1, reason: error.message };
+    if (error.kind === 'rejected') this.options.ops?.emit('chat.refused', report);
+    else this.options.ops?.emit('chat.failed', report, { quiet: true });
     if (error.kind === 'rejected') {
       // A closing edit refused for good (the message was deleted) is not tried at every start.
       if (job.action === 'close') await this.options.store.closed(this.id, job.cardId);

@@ -1,3 +1,4 @@
+import type { OpsSink } from '../ops/ops.js';
 import { Hono } from 'hono';
 import type { Card } from '../cards/model.js';
 import type { CardAccess } from '../relay/card-access.js';
@@ -24,6 +25,8 @@ export interface ChannelsOptions {
   store: AsyncChannelStore;
   clock?: Clock;
   log?: (line: string) => void;
+  /** Told of every post a platform did not take (see Outbox). */
+  ops?: OpsSink;
   /** Told once jobs were queued (several nodes: the node delivering them is told to look). */
   queued?: () => void;
 }
@@ -84,6 +87,7 @@ export class Channels {
           backoffMs: options.config.backoffMs,
           ...(providers ? { routes: (card: Card) => providers.includes(card.provider) } : {}),
           log: options.log,
+          ...(options.ops ? { ops: options.ops } : {}),
         }),
       });
     }

@@ -80,6 +80,8 @@ export class PushQueue {
   constructor(
     private readonly timing: QueueTiming,
     private readonly log: (line: string) => void = (line) => console.warn(line),
+    /** Each attempt a service did not take (no answer, or one that asks to try again). */
+    private readonly failed: (service: string, reason: string) => void = () => {},
   ) {}
 
   /** A push, or a card event's pushes to one service (made into jobs when they may go). */
@@ -201,6 +203,7 @@ export class PushQueue {
       if (!result.untried) this.backoffs.delete(service);
       return;
     }
+    this.failed(service, result.reason);
     const failures = (this.backoffs.get(service)?.failures ?? 0) + 1;
     const delay = Math.min(this.timing.backoffMs * 2 ** (failures - 1), this.timing.maxBackoffMs);
     this.backoffs.set(service, { failures, until: Date.now() + delay, probing: false });

@@ -1,3 +1,4 @@
+import type { OpsSink } from '../ops/ops.js';
 import { createHash } from 'node:crypto';
 import type { Card } from '../cards/model.js';
 import type { RelayEvents } from '../relay/events.js';
@@ -54,6 +55,8 @@ export interface PushSenderOptions {
   config: PushConfig;
   now?: () => number;
   log?: (line: string) => void;
+  /** Told of every push a service did not take (the log's lines are fewer). */
+  ops?: OpsSink;
   /**
    * Whether this node sends the pushes (several nodes on one database: the one holding the
    * push lease sends for every node's cards, so each notification goes out once). Default: yes.
@@ -76,7 +79,7 @@ export class PushSender {
   constructor(private readonly options: PushSenderOptions) {
     this.now = options.now ?? Date.now;
     this.log = options.log ?? ((line) => console.warn(line));
-    this.queue = new PushQueue(options.config, this.log);
+    this.queue = new PushQueue(options.config, this.log, (service, reason) => options.ops?.emit('push.failed', { service: new URL(service).host, reason }, { quiet: true }));
     this.unsubscribe = options.events.subscribe((name, data) => {
       if (name !== 'card.created' && name !== 'card.updated') return;
       const card = data as Card;
@@ -217,6 +220,8 @@ export class PushSender {
 
   private async outcome(subscription: PushSubscriptionRecord, status: number): Promise<AttemptResult> {
     if (status >= 200 && status < 300) return { retry: false };
+    // One the queue tries again it reports itself; these are refusals for good.
+    if (!(status === 408 || status === 429 || status >= 500)) this.options.ops?.emit('push.failed', { service: new URL(subscription.endpoint).host, reason: `HTTP ${status}` }, { quiet: true });
     if (status === 404 || status === 410) {
       // The browser unsubscribed, or the subscription expired: it will never work again.
       await this.options.subscriptions.remove(subscription.endpoint);

@@ -1,5 +1,5 @@
 import type { HttpBindings } from '@hono/node-server';
-import { Hono, type MiddlewareHandler } from 'hono';
+import { Hono, type Context, type MiddlewareHandler } from 'hono';
 import type { Card } from '../cards/model.js';
 import type { Principal } from '../relay/access.js';
 import type { CardAccess } from '../relay/card-access.js';
@@ -25,9 +25,11 @@ import { webPage } from './web-page.js';
 import type { Cluster } from '../cluster/cluster.js';
 import { holdsOf, type NodeLoad } from '../cluster/node-load.js';
 import { nodeRoutes } from './node-routes.js';
+import { metricsRoute, type MetricsRouteOptions } from './metrics-route.js';
+import type { OpsSink } from '../ops/ops.js';
 import { NAMED_SCHEMAS, apiRoutes } from './openapi/api-routes.js';
 import { openApiDocument, type OpenApiDocument } from './openapi/document.js';
-import { RelayError } from '../errors.js';
+import { RelayError, storeUnavailable } from '../errors.js';
 
 export interface AppOptions {
   /** The cards as each caller may see them (the access rules); its relay is the relay core. */
@@ -62,16 +64,23 @@ export interface AppOptions {
   recoverMcpCalls?: boolean;
   /** Whether the store answers (GET /api/health is 503 while it does not). */
   ping?: () => Promise<void>;
+  /** Where requests refused or failed are reported (the log, the metrics); default: unexpected errors on stderr. */
+  ops?: OpsSink;
+  /** GET /metrics: the registry, and the scraper's own token (ASKRELAY_METRICS_TOKEN). */
+  metrics?: MetricsRouteOptions;
   /** The chat channels: their webhooks (mounted at /channels; each checks its platform's signature) and outbox status. */
   channels?: { webhooks: Hono; status(): Promise<unknown[]> };
 }
 
-export function createApp({ access, audit, sessions, providers = [], token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls }: AppOptions) {
+export function createApp({ access, audit, sessions, providers = [], token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls, ops, metrics }: AppOptions) {
   const { relay } = access;
   const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text), logins };
   const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
   const app = new Hono();
-  app.onError((err, c) => sendError(c, err));
+  app.onError((err, c) => {
+    reportError(ops, c, err);
+    return sendError(c, err);
+  });
   app.notFound((c) => c.json({ error: { code: 'not_found', message: `No route ${c.req.method} ${c.req.path}.` } }, 404));
   app.use('*', securityHeaders);
   // Before every route that takes the cookie, /api/login and /api/logout included.
@@ -95,6 +104,7 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   let openApi: OpenApiDocument | undefined;
   app.get('/api/openapi.json', (c) => c.json((openApi ??= openApiDocument(apiRoutes({ startSession: sessions.startSchema }), { version: VERSION, named: NAMED_SCHEMAS }))));
   app.post('/api/login', (c) => login(c, tokens, cookie));
+  if (metrics) app.get('/metrics', metricsRoute(metrics, token));
   app.post('/api/logout', (c) => logout(c, tokens, cookie));
   // Chat platforms cannot send the relay's token: each webhook checks its platform's signature instead.
   if (channels) app.route('/channels', channels.webhooks);
@@ -145,6 +155,19 @@ const securityHeaders: MiddlewareHandler<{ Bindings: Partial<HttpBindings> }> = 
   if (outgoing?.headersSent) return; // written by the route itself, with the headers above
   for (const [name, value] of Object.entries(SECURITY_HEADERS)) c.res.headers.set(name, value);
 };
+
+/** Refusals an operator should hear of (a wrong token, a limit) and unexpected errors, with no token or body in them. */
+function reportError(ops: OpsSink | undefined, c: Context, err: unknown): void {
+  const where = { method: c.req.method, path: c.req.path, ip: (c.env as Partial<HttpBindings> | undefined)?.incoming?.socket.remoteAddress };
+  if (err instanceof RelayError) {
+    if (err.code === 'unauthorized' || err.code === 'cross_origin') ops?.emit('auth.refused', { ...where, code: err.code });
+    else if (err.code === 'too_many_connections' || err.code === 'body_too_large') ops?.emit('limit.reached', { ...where, code: err.code });
+    return;
+  }
+  if (storeUnavailable(err)) return ops?.emit('store.unavailable', { ...where, error: (err as Error).message });
+  if (ops) ops.emit('relay.error', { ...where, error: (err as Error)?.message, stack: (err as Error)?.stack });
+  else console.error(err);
+}
 
 /** Long polls waiting here, for the node list. */
 function countWaits(load: NodeLoad): MiddlewareHandler {

@@ -89,6 +89,6 @@ export function sendError(c: Context, err: unknown) {
   if (err instanceof RelayError) return c.json(err.toJSON(), err.status as ContentfulStatusCode);
   const away = storeUnavailable(err);
   if (away) return c.json(away.toJSON(), 503);
-  console.error(err);
+  // Reported by the app's error handler (the log); the caller learns only that it happened.
   return c.json({ error: { code: 'internal', message: 'The relay hit an unexpected error; see its log.' } }, 500);
 }
