@@ -49,8 +49,6 @@ export interface ServeConfig {
   logLevel: LogLevel;
   /** ASKRELAY_METRICS_TOKEN: a token that opens GET /metrics only (for a scraper), beside the relay token. */
   metricsToken?: string;
-  /** Tests: where the log's lines go instead of stdout. */
-  logTo?: import('pino').DestinationStream;
   /** The environment providers read their endpoints and keys from. */
   env: NodeJS.ProcessEnv;
   /**

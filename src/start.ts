@@ -59,18 +59,18 @@ export interface RunningRelay {
 }
 
 /** The embedded SQLite file with the secrets in the data folder, or a PostgreSQL database every node shares them through. */
-async function openStore(config: ServeConfig, notices: (string | undefined)[]): Promise<{ store: Stores; secrets: RelaySecrets }> {
+async function openStore(config: ServeConfig, notices: (string | undefined)[], warn: (line: string) => void): Promise<{ store: Stores; secrets: RelaySecrets }> {
   if (!config.databaseUrl) {
     // The secrets first: a refused token stops the start before anything opens.
     const token = loadOrCreateToken(config.dataDir, config.token);
     const auditKey = loadOrCreateAuditKey(config.dataDir, config.auditKey);
     notices.push(token.notice, auditKey.notice);
     const secrets = { token: token.value, auditKey: auditKey.value, vapid: loadOrCreateVapidKeys(config.dataDir), notices: [] };
-    return { store: sqliteStores(config.dataDir, secrets.auditKey), secrets };
+    return { store: sqliteStores(config.dataDir, secrets.auditKey, warn), secrets };
   }
   // The PostgreSQL client loads only for a relay that uses it.
   const { openPostgres } = await import('./store/postgres/postgres-stores.js');
-  const db = await openPostgres(config.databaseUrl);
+  const db = await openPostgres(config.databaseUrl, warn);
   try {
     // The audit key stays out of the database when the node has one: ASKRELAY_AUDIT_KEY, else <data>/audit.key.
     const auditKey = config.auditKey ?? existingAuditKey(config.dataDir);
@@ -112,16 +112,16 @@ interface Settings {
 }
 
 async function startLocked(config: ServeConfig, notices: (string | undefined)[], { providers, mcp }: Settings): Promise<RunningRelay> {
-  const { store, secrets } = await openStore(config, notices);
+  const node = config.nodeId ?? defaultNodeId(config.port || `pid${process.pid}`);
+  const ops = new Ops(await createLogger({ level: config.logLevel, base: { node } }));
+  const { store, secrets } = await openStore(config, notices, ops.warn);
   const { token, vapid } = secrets;
   // An answer holding the relay's own token is refused (src/cards/secrets.ts).
   const forgetToken = rememberSecret(token);
   const pushConfig = pushConfigFromEnv(config.env);
   const channelConfig = channelsConfig(config.env, config.dataDir);
   notices.push(store.audit.keyedNotice);
-  const node = config.nodeId ?? defaultNodeId(config.port || `pid${process.pid}`);
-  const ops = new Ops(await createLogger({ level: config.logLevel, base: { node }, ...(config.logTo ? { destination: config.logTo } : {}) }));
-  const cluster = await store.joinCluster(node, config.leaseMs);
+  const cluster = await store.joinCluster(node, config.leaseMs, ops.warn);
   // Other nodes alive now may have MCP calls waiting: theirs are not this node's to cancel.
   const alone = (await cluster.nodes()).every((n) => n.id === node);
   const { clock } = config;

@@ -31,6 +31,8 @@ export interface SqliteOptions {
   sync?: 'normal' | 'full';
   /** The audit log's key, kept outside the database (see audit-chain.ts). */
   auditKey?: Buffer;
+  /** Told when the audit entries of a turn could not be written (they wait for the next write); default stderr. */
+  onAuditError?: (err: Error) => void;
   /** How long a write waits for another connection's lock (default BUSY_TIMEOUT_MS, 5 s). */
   busyTimeoutMs?: number;
 }
@@ -65,7 +67,7 @@ export class SqliteStore implements CardStore {
         stmt: this.statements(db),
         sessions: new SessionStore(db),
         calls: new CallStore(db),
-        audit: new AuditStore(db, { key: options.auditKey }),
+        audit: new AuditStore(db, { key: options.auditKey, ...(options.onAuditError ? { onError: options.onAuditError } : {}) }),
         push: new PushSubscriptionStore(db),
         channels: new ChannelStore(db),
         logins: new LoginStore(db),

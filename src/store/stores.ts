@@ -32,8 +32,8 @@ export interface Stores {
 export const DB_FILE = 'askrelay.sqlite';
 
 /** The embedded store: one SQLite file in the data folder. */
-export function sqliteStores(dataDir: string, auditKey: Buffer): Stores {
-  const store = new SqliteStore(join(dataDir, DB_FILE), { auditKey });
+export function sqliteStores(dataDir: string, auditKey: Buffer, log?: (line: string) => void): Stores {
+  const store = new SqliteStore(join(dataDir, DB_FILE), { auditKey, ...(log ? { onAuditError: (err: Error) => log(`audit log: ${err.message}; its entries wait for the next write`) } : {}) });
   return {
     kind: 'sqlite',
     cards: asyncCards(store),
