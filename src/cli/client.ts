@@ -188,7 +188,8 @@ export function tokenRefusedText(tokenSource: string, url?: string): string {
   return `${relay} refused the token from ${tokenSource}; use the token "askrelay serve" printed (kept in its data folder's token file).`;
 }
 
-function describeFailure(err: unknown): string {
+/** What went wrong with a request that got no answer ("connect ECONNREFUSED …", "no response in time"), without advice. */
+export function describeFailure(err: unknown): string {
   const e = err as Error & { cause?: Error & { code?: string } };
   if (e?.name === 'TimeoutError') return 'no response in time';
   const cause = e?.cause;

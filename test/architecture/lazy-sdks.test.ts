@@ -43,6 +43,16 @@ console.log('started');`);
     expect(out.split('\n').filter(Boolean)).toEqual(['made', 'SDK openai', 'started']);
   });
 
+  it('askrelay doctor loads the PostgreSQL client only for a database URL, and no SDK or chat library', { timeout: 90_000 }, async () => {
+    const out = await importsIn(`const { runChecks } = await import('./src/cli/doctor/run-checks.ts');
+const checks = { env: {}, urlFlag: 'http://127.0.0.1:9', dataDir: '/nonexistent/askrelay-doctor', timeoutMs: 500 };
+await runChecks(checks);
+console.log('sqlite checked');
+await runChecks({ ...checks, databaseUrl: 'postgres://doctor@127.0.0.1:9/askrelay' });
+console.log('postgres checked');`);
+    expect(out.split('\n').filter(Boolean)).toEqual(['sqlite checked', 'SDK pg', 'postgres checked']);
+  });
+
   it('a channel switched on loads its platform\'s library, and no other platform\'s', { timeout: 90_000 }, async () => {
     const out = await importsIn(`const { loadChannels } = await import('./src/channels/index.ts');
 console.log('ready');

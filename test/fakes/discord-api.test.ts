@@ -73,6 +73,12 @@ describe('the fake Discord REST API, driven by @discordjs/rest', () => {
     expect(fake.messages).toHaveLength(0);
   });
 
+  it('GET /users/@me answers the bot user; a wrong token gets the 401', async () => {
+    expect(await rest().get(Routes.user('@me'))).toMatchObject({ id: FAKE_APPLICATION, username: 'askrelay', bot: true });
+    const err = await failure(rest('not-the-token').get(Routes.user('@me')));
+    expect([err.status, err.message]).toEqual([401, '401: Unauthorized']);
+  });
+
   it('creates a message: a message object with a snowflake id, the bot as author and rate-limit headers', async () => {
     const components = [row(button(0), button(1))];
     const message = await post({ content: 'Which database?', components, allowed_mentions: { parse: [] } });

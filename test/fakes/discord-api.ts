@@ -3,7 +3,8 @@ import { createServer, type Server, type ServerResponse } from 'node:http';
 import { listen, readRequest, type LoggedRequest } from './fake-http.js';
 
 // A local Discord REST API (https://discord.com/developers/docs/resources/message) for what
-// the relay uses: POST /api/v10/channels/{channel}/messages and PATCH …/messages/{id}, with
+// the relay uses: POST /api/v10/channels/{channel}/messages and PATCH …/messages/{id} (and
+// GET /api/v10/users/@me, askrelay doctor's check of the token), with
 // `Authorization: Bot <token>`, JSON bodies, message objects back, Discord's error bodies
 // ({message, code, errors?}) and rate-limit headers. It checks the component limits Discord
 // enforces (5 rows of 5 buttons, 80-character labels, 100-character custom_ids, 2000-character
@@ -69,6 +70,8 @@ export async function startFakeDiscord(options: { token?: string; channels?: str
       return void res.writeHead(503, { 'content-type': 'text/plain' }).end('upstream connect error or disconnect/reset before headers. reset reason: overflow');
     }
     if (req.headers.authorization !== `Bot ${token}`) return send(res, 401, { message: '401: Unauthorized', code: 0 });
+    // https://docs.discord.com/developers/resources/user#get-current-user (@discordjs/rest sends the @ as %40)
+    if (entry.method === 'GET' && decodeURIComponent(entry.path) === '/api/v10/users/@me') return send(res, 200, BOT_USER);
     const match = /^\/api\/v10\/channels\/(\d+)\/messages(?:\/(\d+))?$/.exec(entry.path);
     if (!match || !['POST', 'PATCH', 'GET'].includes(entry.method)) return send(res, 404, { message: '404: Not Found', code: 0 });
     const [, channel, id] = match;

@@ -61,6 +61,13 @@ describe('the fake Slack Web API, driven by @slack/web-api', () => {
     expect(fake.messages).toHaveLength(1);
   });
 
+  it('auth.test answers who the token belongs to (team, user, bot), and invalid_auth for a wrong token', async () => {
+    expect(await web().auth.test()).toMatchObject({ ok: true, team: 'askrelay test', user: 'askrelay', team_id: 'T0TEAM', user_id: 'U0ASKBOT', bot_id: 'B0ASKBOT' });
+    expect(await slackError(web('xoxb-wrong').auth.test())).toBe('invalid_auth');
+    const empty = await raw('auth.test', '', { authorization: `Bearer ${TOKEN}` });
+    expect((await empty.json()).ok).toBe(true);
+  });
+
   it('chat.postMessage takes a form body with blocks as a JSON string and answers channel, ts and the message', async () => {
     const blocks = [section('*Which database?*'), { type: 'actions', elements: [button(0), button(1)] }];
     const res = await web().chat.postMessage({ channel: fake.channelName, text: 'Which database?', blocks });

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { listen, readRequest, type LoggedRequest } from './fake-http.js';
 
 // A local Slack: the Web API methods the relay uses (chat.postMessage, chat.update,
-// chat.postEphemeral) as Slack serves them — POST https://slack.com/api/<method>, a bot token
+// chat.postEphemeral, and auth.test for askrelay doctor) as Slack serves them — POST https://slack.com/api/<method>, a bot token
 // in `Authorization: Bearer xoxb-…` (or a `token` field), a form-encoded body whose objects
 // (blocks) are JSON strings, or a JSON body; HTTP 200 with `{ok:true, …}` or `{ok:false,
 // error}`; 429 with `Retry-After: <seconds>` and `{ok:false, error:"ratelimited"}`. It checks
@@ -11,6 +11,7 @@ import { listen, readRequest, type LoggedRequest } from './fake-http.js';
 // channel's messages with every edit, and builds what Slack sends the app back: signed
 // block_actions payloads for a button click and event_callback bodies for a thread reply.
 // Auth errors: https://docs.slack.dev/reference/methods/chat.postMessage (not_authed, invalid_auth);
+// auth.test's answer: https://docs.slack.dev/reference/methods/auth.test;
 // rate limits: https://docs.slack.dev/apis/web-api/rate-limits; request signing:
 // https://docs.slack.dev/authentication/verifying-requests-from-slack
 
@@ -103,6 +104,9 @@ export async function startFakeSlack(options: { token?: string; channelId?: stri
   const channelOf = (value: unknown) => (value === channelId || value === channelName || value === channelName.slice(1) ? channelId : undefined);
 
   const METHODS: Record<string, (body: any) => Record<string, unknown>> = {
+    'auth.test'() {
+      return { ok: true, url: 'https://askrelay-test.slack.com/', team: 'askrelay test', user: 'askrelay', team_id: BOT.team, user_id: BOT.user, bot_id: BOT.bot_id, is_enterprise_install: false };
+    },
     'chat.postMessage'(body) {
       const channel = channelOf(body.channel);
       if (!channel) return { ok: false, error: 'channel_not_found' };

@@ -50,6 +50,13 @@ describe('the fake Telegram Bot API, driven by grammy', () => {
     expect(fake.sent).toHaveLength(0);
   });
 
+  it('getMe answers the bot\'s own User (is_bot, username, the can_* fields), GET or POST', async () => {
+    const me = await api.getMe();
+    expect(me).toMatchObject({ id: 7000, is_bot: true, first_name: 'askrelay', username: 'askrelay_bot', can_join_groups: true });
+    const viaGet = await fetch(`${fake.url}/bot${TOKEN}/getMe`);
+    expect([viaGet.status, (await viaGet.json()).result.username]).toEqual([200, 'askrelay_bot']);
+  });
+
   it('sendMessage answers the Message: ids, the chat, the bot as sender, the text after HTML parsing and the keyboard', async () => {
     const markup = keyboard('a:c1:0', 'a:c1:1');
     const sent = await api.sendMessage(CHAT, '<b>Which database?</b> PostgreSQL &amp; SQLite', { parse_mode: 'HTML', reply_markup: markup });

@@ -2,8 +2,8 @@ import { createServer, type ServerResponse } from 'node:http';
 import { listen, readRequest, type LoggedRequest } from './fake-http.js';
 
 // A local Telegram Bot API (https://core.telegram.org/bots/api) for the methods the relay
-// uses: POST /bot<token>/<method> with a JSON body, answered {ok:true, result} or
-// {ok:false, error_code, description, parameters?}. getUpdates long-polls like Telegram's:
+// uses, and getMe (askrelay doctor's harmless call): POST /bot<token>/<method> with a JSON
+// body, answered {ok:true, result} or {ok:false, error_code, description, parameters?}. getUpdates long-polls like Telegram's:
 // it returns at once when updates are waiting past `offset`, else holds up to `timeout`
 // seconds. Tests play the person: tap() and reply() queue the updates Telegram would send.
 // Sources: https://core.telegram.org/bots/api#making-requests (the answer object, 401
@@ -41,6 +41,8 @@ export interface FakeMessage {
 }
 
 const BOT: FakeUser = { id: 7000, first_name: 'askrelay', is_bot: true };
+/** getMe's User: the bot's own fields beside the ones every User has (https://core.telegram.org/bots/api#getme, #user). */
+const BOT_ME = { ...BOT, username: 'askrelay_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
 
 export async function startFakeTelegram(options: { token: string; chat: number }) {
   const messages = new Map<number, FakeMessage>();
@@ -77,6 +79,8 @@ export async function startFakeTelegram(options: { token: string; chat: number }
     }
     const args = (body ?? {}) as Record<string, any>;
     switch (method) {
+      case 'getMe':
+        return reply(res, 200, { ok: true, result: BOT_ME });
       case 'getUpdates':
         return getUpdates(res, args);
       case 'sendMessage': {
