@@ -34,7 +34,7 @@ async function startOneRelay(env: Record<string, string>, dataDir: string | unde
   const dir = dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-test-'));
   // Providers get the real environment (PATH, HOME for Claude Code) minus the relay's own settings.
   const inherited = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
-  const config = serveConfig({ port, data: dir }, { ...inherited, ASKRELAY_TOKEN: 'test-token-0123456789abcdef', ASKRELAY_LOG: 'warn', ...env });
+  const config = serveConfig({ port, data: dir }, { ...inherited, ASKRELAY_TOKEN: 'test-token-0123456789abcdef', ASKRELAY_LOG: 'error', ...env });
   const running = await startRelay({ ...config, ...extra });
   return {
     ...running,
