@@ -3,9 +3,9 @@ import { defineTool } from '@github/copilot-sdk';
 import type { RunnerContext } from '../../src/sessions/runner.js';
 import { runRelayTool, type RelayToolResult } from '../../src/sessions/relay-tool.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult, type UserInputRequest, type UserInputResponse } from './adapter.js';
-import { formCardDraft, formResult, type ElicitationRequest, type ElicitationResult } from './form.js';
+import { formCardDraft, formResult, type ElicitationRequest, type ElicitationResult } from '../../src/cards/elicitation-form.js';
 import { permissionDecision, permissionDraft, type PermissionRequest } from './approvals.js';
-import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_PARAMETERS, copilotToolSchema } from './tool.js';
+import { ASK_USER, ASK_USER_DESCRIPTION, ASK_USER_PARAMETERS, COPILOT_FORM, copilotToolSchema } from './tool.js';
 
 // The callbacks the Copilot SDK calls while a turn runs: our ask_user tool (sdk engine),
 // the built-in ask (extension engine), its form variant, and tool approvals. Each one turns
@@ -122,7 +122,7 @@ export function copilotHandlers(ctx: RunnerContext, state: CopilotState) {
       const toolCallId = `form:${randomUUID()}`;
       state.pendingForm = { toolCallId, request };
       ctx.saveState(state);
-      const card = await ctx.ask({ ...formCardDraft(request), toolCallId });
+      const card = await ctx.ask({ ...formCardDraft(request, COPILOT_FORM), toolCallId });
       if (card.status === 'pending') return { action: 'cancel' as const };
       delete state.pendingForm;
       ctx.saveState(state);

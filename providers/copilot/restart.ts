@@ -3,9 +3,9 @@ import { isRelayTool, relayToolRestartPrompt } from '../../src/sessions/relay-to
 import type { RunnerContext } from '../../src/sessions/runner.js';
 import { classicCardDraft, classicResponse, inputErrorText, toCardDraft, toToolResult } from './adapter.js';
 import type { PermissionRequest } from './approvals.js';
-import { formCardDraft, formResult } from './form.js';
+import { formCardDraft, formResult } from '../../src/cards/elicitation-form.js';
 import { formText, never, relayToolCall, relayToolResult, RESTARTED, type copilotHandlers, type CopilotState, type CopilotToolResult } from './handlers.js';
-import { ASK_USER } from './tool.js';
+import { ASK_USER, COPILOT_FORM } from './tool.js';
 
 // A Copilot session after a relay restart (runner.ts). sdk engine: the runtime kept our
 // pending ask_user and relay tool calls open (continuePendingWork), so each one's card is
@@ -47,7 +47,7 @@ async function resumeExtension(runner: CopilotTurns): Promise<void> {
   }
   const say = (text: string) => runner.turn([...notes, text].join('\n\n'), true);
   if (pendingForm) {
-    const card = await ctx.ask({ ...formCardDraft(pendingForm.request), toolCallId: pendingForm.toolCallId });
+    const card = await ctx.ask({ ...formCardDraft(pendingForm.request, COPILOT_FORM), toolCallId: pendingForm.toolCallId });
     if (card.status === 'pending') return never<void>();
     delete state.pendingForm;
     ctx.saveState(state);

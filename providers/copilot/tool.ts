@@ -57,3 +57,6 @@ export function copilotToolSchema(schema: unknown): unknown {
   }
   return out;
 }
+
+/** Copilot's form-style ask_user as src/cards/elicitation-form.ts asks it. */
+export const COPILOT_FORM = { tool: ASK_USER, name: 'Copilot' } as const;

@@ -2,7 +2,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { NO_QUESTION_TEXT, toCardDraft as claudeDraft, toUpdatedInput } from '../../providers/claude/adapter.js';
 import type { AskUserQuestionInput } from '../../providers/claude/tool.js';
 import { classicCardDraft, classicResponse } from '../../providers/copilot/adapter.js';
-import { formCardDraft, formResult, type ElicitationRequest } from '../../providers/copilot/form.js';
+import { formCardDraft, formResult, type ElicitationRequest } from '../../src/cards/elicitation-form.js';
+import { COPILOT_FORM } from '../../providers/copilot/tool.js';
 import { LIMITS, type Answer, type Card, type CardDraft } from '../../src/cards/model.js';
 import { mcpClients, type ToolResult } from '../support/mcp-tools.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
@@ -41,7 +42,7 @@ describe("Copilot's form (provider-owned)", () => {
 
   it('renames fields named like what every object has, cuts the message, and answers under the runtime names', async () => {
     expect(Object.keys(request.requestedSchema!.properties!)).toEqual(['__proto__', 'constructor', 'toString', 'hasOwnProperty']);
-    const draft = formCardDraft(request);
+    const draft = formCardDraft(request, COPILOT_FORM);
     expect(draft.title).toHaveLength(LIMITS.titleChars);
     expect(draft.questions.map((q) => q.id)).toEqual(['field1', 'field2', 'field3', 'field4']);
     const card = await askAndAnswer(draft, () => ({
@@ -61,12 +62,12 @@ describe("Copilot's form (provider-owned)", () => {
   it('shapes long and invisible choices and maps the picked one back to its value', async () => {
     const long = `${'c'.repeat(300)}-long`;
     const form: ElicitationRequest = { message: 'Pick', requestedSchema: { properties: { env: { type: 'string', enum: ['\u200b', long, 'prod'] } } } };
-    const draft = formCardDraft(form);
+    const draft = formCardDraft(form, COPILOT_FORM);
     const labels = draft.questions[0].options as string[];
     expect(labels).toEqual(['Option 1', `${'c'.repeat(LIMITS.labelChars - 1)}…`, 'prod']);
     const card = await askAndAnswer(draft, () => ({ env: { selected: [labels[1]] } }));
     expect(formResult(form, card)).toEqual({ action: 'accept', content: { env: long } });
-    const blank = await askAndAnswer(formCardDraft(form), () => ({ env: { selected: ['Option 1'] } }));
+    const blank = await askAndAnswer(formCardDraft(form, COPILOT_FORM), () => ({ env: { selected: ['Option 1'] } }));
     expect(formResult(form, blank)).toEqual({ action: 'accept', content: { env: '\u200b' } });
   });
 });

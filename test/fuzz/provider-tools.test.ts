@@ -5,7 +5,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect } from 'vitest';
 import * as claude from '../../providers/claude/adapter.js';
 import * as copilot from '../../providers/copilot/index.js';
-import { formCardDraft, formResult } from '../../providers/copilot/form.js';
+import { formCardDraft, formResult } from '../../src/cards/elicitation-form.js';
+import { COPILOT_FORM } from '../../providers/copilot/tool.js';
 import type { Answer, Card, CardDraft } from '../../src/cards/model.js';
 import { RelayError, errorTable } from '../../src/errors.js';
 import { Relay } from '../../src/relay/relay.js';
@@ -168,7 +169,7 @@ describe('fuzz: provider question tools into cards and back', () => {
   test.prop([elicitation(), human()], runs())(
     "Copilot's form ask_user ({message, requestedSchema}): always a card, always accept / decline / cancel",
     async (request, h) => {
-      const card = await close(await ask('copilot', formCardDraft(request as never)), h);
+      const card = await close(await ask('copilot', formCardDraft(request as never, COPILOT_FORM)), h);
       const result = formResult(request as never, card);
       expect(['accept', 'decline', 'cancel']).toContain(result.action);
     },

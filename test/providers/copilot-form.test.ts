@@ -1,5 +1,6 @@
 import { expect, it } from 'vitest';
-import { formCardDraft, formResult, type ElicitationRequest } from '../../providers/copilot/form.js';
+import { formCardDraft, formResult, type ElicitationRequest } from '../../src/cards/elicitation-form.js';
+import { COPILOT_FORM } from '../../providers/copilot/tool.js';
 import { normalizeQuestions } from '../../src/cards/draft.js';
 import type { Answer, Card, CardStatus } from '../../src/cards/model.js';
 
@@ -20,7 +21,7 @@ const request: ElicitationRequest = {
 };
 
 function card(status: CardStatus, answer?: Answer): Card {
-  const draft = formCardDraft(request);
+  const draft = formCardDraft(request, COPILOT_FORM);
   return {
     id: 'c_1', sessionId: 's_1', provider: 'copilot', engine: 'extension', tool: 'ask_user', origin: 'native', kind: 'question',
     layout: 'form', title: draft.title, questions: normalizeQuestions(draft.questions, 'form'), selectSeveral: false, relayMode: 'autopilot',
@@ -68,7 +69,7 @@ it('a list with fewer than two choices is still a card: one pick, or typed text 
     message: 'Tags',
     requestedSchema: { properties: { tags: { type: 'array' }, only: { type: 'array', items: { enum: ['one'] } } } },
   };
-  const draft = formCardDraft(lists);
+  const draft = formCardDraft(lists, COPILOT_FORM);
   const questions = normalizeQuestions(draft.questions, 'form'); // the relay takes it (found by the fuzz suite: it refused both)
   expect(questions.map((q) => [q.id, q.field?.type, q.options.map((o) => o.label), q.multiSelect])).toEqual([
     ['tags', 'string', [], false],

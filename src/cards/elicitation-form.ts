@@ -1,14 +1,16 @@
-import { isReservedId, shownLabels, shownText } from '../../src/cards/draft.js';
-import { LIMITS, type AnswerEntry, type Card, type CardDraft, type FieldType, type QuestionInput } from '../../src/cards/model.js';
-import { ASK_USER } from './tool.js';
+import { isReservedId, shownLabels, shownText } from './draft.js';
+import { LIMITS, type AnswerEntry, type Card, type CardDraft, type FieldType, type QuestionInput } from './model.js';
 
-// Copilot's form-style ask_user (askUserVariant "elicitation", CLI ≥ 1.0.102):
-// {message, requestedSchema} becomes a form card with one field per property, and the
-// card comes back as {action: "accept", content} | {action: "decline"} | {action: "cancel"}.
+// A form elicitation (MCP's shape, which Copilot's form-style ask_user and the Agent Client
+// Protocol's elicitation/create both use): {message, requestedSchema} becomes a form card
+// with one field per property, and the card comes back as {action: "accept", content} |
+// {action: "decline"} | {action: "cancel"}. The agent owns the schema: texts are cut and
+// labels shaped, never refused.
 
 interface Choice {
   const?: unknown;
   title?: string;
+  description?: string;
 }
 interface FieldSchema {
   type?: string;
@@ -45,8 +47,9 @@ const ID = /^[A-Za-z0-9_.-]{1,64}$/;
 /** The card's id for a field: its name when that is a usable id (not `constructor`, `__proto__`, …), else `field<n>`. */
 const fieldId = (name: string, i: number) => (ID.test(name) && !isReservedId(name) ? name : `field${i + 1}`);
 
-function choicesOf(schema: FieldSchema): { label: string; value: string }[] {
-  const fromList = (list: Choice[]) => list.map((c) => ({ label: String(c.title ?? c.const), value: String(c.const) }));
+function choicesOf(schema: FieldSchema): { label: string; value: string; description?: string }[] {
+  const fromList = (list: Choice[]) =>
+    list.map((c) => ({ label: String(c.title ?? c.const), value: String(c.const), ...(typeof c.description === 'string' && c.description ? { description: c.description } : {}) }));
   if (schema.enum) return schema.enum.map((v, i) => ({ label: String(schema.enumNames?.[i] ?? v), value: String(v) }));
   if (schema.oneOf) return fromList(schema.oneOf);
   if (schema.anyOf) return fromList(schema.anyOf);
@@ -62,7 +65,7 @@ function fieldsOf(request: ElicitationRequest): Field[] {
     const id = fieldId(name, i);
     // The runtime owns this schema: texts are cut and labels shaped (shownLabels), never refused.
     const labels = shownLabels(choices.map((c) => c.label));
-    const shown = choices.flatMap((c, k) => (labels[k] === undefined ? [] : [{ label: labels[k], value: c.value }])).slice(0, LIMITS.options);
+    const shown = choices.flatMap((c, k) => (labels[k] === undefined ? [] : [{ label: labels[k], value: c.value, description: c.description }])).slice(0, LIMITS.options);
     // A list needs two options to pick several; with fewer it is one pick or typed text
     // (split on commas), and a choice with nothing to pick from is typed in.
     const type: FieldType =
@@ -80,7 +83,10 @@ function fieldsOf(request: ElicitationRequest): Field[] {
         id,
         header: label,
         text: shownText(schema.description, LIMITS.textChars, shownText(schema.title, LIMITS.textChars, shownText(name, LIMITS.textChars, `Field ${i + 1}`))),
-        options: type === 'choice' || type === 'choices' ? shown.map((c) => c.label) : undefined,
+        options:
+          type === 'choice' || type === 'choices'
+            ? shown.map((c) => (c.description ? { label: c.label, description: shownText(c.description, LIMITS.descriptionChars, '') } : c.label))
+            : undefined,
         multiSelect: type === 'choices',
         // The runtime tells the model the user may always answer in their own words.
         ...(type === 'choice' || type === 'choices' ? { freeText: true } : {}),
@@ -90,17 +96,25 @@ function fieldsOf(request: ElicitationRequest): Field[] {
   });
 }
 
-export function formCardDraft(request: ElicitationRequest): CardDraft {
+/** Who asks and through which tool: Copilot's ask_user, an ACP agent's elicitation. */
+export interface FormAsker {
+  tool: string;
+  /** The card's title when the message is empty: "<name> asks:". */
+  name: string;
+}
+
+export function formCardDraft(request: ElicitationRequest, asker: FormAsker): CardDraft {
   const fields = fieldsOf(request);
   const message = String(request.message ?? '');
+  const fallback = `${asker.name} asks:`;
   return {
-    tool: ASK_USER,
+    tool: asker.tool,
     origin: 'native',
     kind: 'question',
     layout: 'form',
-    title: shownText(message, LIMITS.titleChars, 'Copilot asks:'),
+    title: shownText(message, LIMITS.titleChars, fallback),
     // A form without fields still needs one thing to answer: a plain reply.
-    questions: fields.length ? fields.map((f) => f.question) : [{ id: 'reply', text: shownText(message, LIMITS.textChars, 'Copilot asks:'), field: { type: 'string' } }],
+    questions: fields.length ? fields.map((f) => f.question) : [{ id: 'reply', text: shownText(message, LIMITS.textChars, fallback), field: { type: 'string' } }],
   };
 }
 
