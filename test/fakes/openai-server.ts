@@ -1,4 +1,5 @@
-// A wire-faithful, scripted OpenAI Chat Completions server (node:http only).
+// A wire-faithful, scripted OpenAI Chat Completions server (node:http only); with the
+// `responses` option it also answers the Responses API (openai-responses.ts, what Codex talks).
 //
 // It speaks what the real API speaks — streaming SSE (`data: {chunk}` … `data:
 // [DONE]`) and whole `chat.completion` JSON on POST /v1/chat/completions, the
@@ -17,6 +18,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import { pathToFileURL } from 'node:url';
 import { demoReply } from './demo-reply.js';
 import { isObject, listen, messageOf, readRequest, type LoggedRequest } from './fake-http.js';
+import { answerResponses, type ScriptedResponsesModel } from './openai-responses.js';
 import { DEFAULT_MODEL, modelObject, sendError, sendJson, writeCompletion, type ChatRequest, type ScriptedChatModel, type ScriptedChatReply } from './openai-wire.js';
 
 export {
@@ -53,14 +55,17 @@ export interface OpenAIServer {
 }
 
 export interface OpenAIServerOptions {
-  model: ScriptedChatModel;
+  /** Answers POST /v1/chat/completions; without it that path is a 404. */
+  model?: ScriptedChatModel;
+  /** Answers POST /v1/responses (the Responses API, openai-responses.ts); without it that path is a 404. */
+  responses?: ScriptedResponsesModel;
   /** 0 (the default) picks a free port. */
   port?: number;
   /** Defaults to 127.0.0.1. */
   host?: string;
   /**
    * Model ids GET /v1/models lists (default `[DEFAULT_MODEL]`); every model
-   * named in a chat request so far is listed as well.
+   * named in a chat or Responses request so far is listed as well.
    */
   models?: string[];
   /**
@@ -72,10 +77,13 @@ export interface OpenAIServerOptions {
   onRequest?: (request: LoggedRequest) => void;
 }
 
+const NOT_JSON =
+  "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)";
+
 export async function startOpenAIServer(options: OpenAIServerOptions): Promise<OpenAIServer> {
   const requests: LoggedRequest[] = [];
   const models = new Set(options.models ?? [DEFAULT_MODEL]);
-  let modelCalls = 0;
+  let [modelCalls, responsesCalls] = [0, 0];
 
   const server = createServer((req, res) => {
     handle(req, res).catch((error: unknown) => {
@@ -90,7 +98,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
     options.onRequest?.(entry);
 
     const route = url.pathname.replace(/^\/v1(?=\/)/, '').replace(/\/+$/, '');
-    const known = route === '/chat/completions' || route === '/models' || route.startsWith('/models/');
+    const known = route === '/chat/completions' || route === '/responses' || route === '/models' || route.startsWith('/models/');
     if (known && options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
       const message = req.headers.authorization
         ? 'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.'
@@ -107,15 +115,18 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
       sendJson(res, 200, modelObject(decodeURIComponent(route.slice('/models/'.length))));
       return;
     }
-    if (req.method === 'POST' && route === '/chat/completions') {
-      if (!bodyIsJson || !isObject(body)) {
-        sendError(res, {
-          status: 400,
-          message:
-            "We could not parse the JSON body of your request. (HINT: This likely means you aren't using your HTTP library correctly. The OpenAI API expects a JSON payload, but what was sent was not valid JSON. If you have trouble figuring out how to fix this, please contact us through our help center at help.openai.com.)",
-        });
-        return;
-      }
+    const chat = req.method === 'POST' && route === '/chat/completions' ? options.model : undefined;
+    const responses = req.method === 'POST' && route === '/responses' ? options.responses : undefined;
+    if ((chat || responses) && (!bodyIsJson || !isObject(body))) {
+      sendError(res, { status: 400, message: NOT_JSON });
+      return;
+    }
+    if (responses && isObject(body)) {
+      if (typeof body.model === 'string' && body.model) models.add(body.model);
+      await answerResponses(res, body, raw, (request) => responses(request, responsesCalls++));
+      return;
+    }
+    if (chat && isObject(body)) {
       for (const field of ['model', 'messages'] as const) {
         if (body[field] === undefined) {
           sendError(res, { status: 400, message: `Missing required parameter: '${field}'.`, param: field, code: 'missing_required_parameter' });
@@ -130,7 +141,7 @@ export async function startOpenAIServer(options: OpenAIServerOptions): Promise<O
       if (typeof request.model === 'string' && request.model) models.add(request.model);
       let reply: ScriptedChatReply;
       try {
-        reply = await options.model(request, modelCalls++);
+        reply = await chat(request, modelCalls++);
       } catch (error) {
         sendError(res, { status: 500, message: `scripted model failed: ${messageOf(error)}` });
         return;
