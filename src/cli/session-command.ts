@@ -29,7 +29,7 @@ Run "askrelay session <subcommand> --help" for its options.`;
 export const START_HELP = `askrelay session start — start an agent session
 
 Usage: askrelay session start --provider P "<prompt>" [--engine E] [--model M] [--manual]
-                              [--agents-may-answer] [--follow] [--json] [--url URL]
+                              [--agents-may-answer] [--plan] [--follow] [--json] [--url URL]
 
   --provider P         the provider (required): one the relay lists below
   --engine E           one of the provider's engines (default: the one marked below)
@@ -38,6 +38,8 @@ Usage: askrelay session start --provider P "<prompt>" [--engine E] [--model M] [
                        stops and waits for your next message (default autopilot: it goes
                        on with its best judgement)
   --agents-may-answer  let other agents answer this session's cards (answer_question)
+  --plan               Codex only: start in its Plan mode, where it plans before it changes
+                       anything and asks its questions (request_user_input) as cards
   --follow, -f         print the transcript as it grows until the turn ends (idle),
                        the session is stopped or fails
   --json               print the session as JSON (with --follow: once the turn ends)
@@ -131,6 +133,7 @@ async function start(argv: string[]): Promise<number> {
         model: { type: 'string', short: 'm' },
         manual: { type: 'boolean' },
         'agents-may-answer': { type: 'boolean' },
+        plan: { type: 'boolean' },
       },
     }),
   );
@@ -146,6 +149,7 @@ async function start(argv: string[]): Promise<number> {
     prompt,
     ...(values.manual ? { relayMode: 'manual' } : {}),
     ...(values['agents-may-answer'] ? { agentsMayAnswer: true } : {}),
+    ...(values.plan ? { plan: true } : {}),
   } as StartSession;
   const client = clientFor(values.url);
   const session = await client.start(input);

@@ -22,6 +22,8 @@ export const StartSessionSchema = z.object({
   relayMode: RelayModeSchema.optional(),
   agentsMayAnswer: z.boolean().optional(),
   askUserVariant: z.enum(['classic', 'form']).optional(),
+  /** Codex: start in its Plan mode (its questions, request_user_input, exist only there). */
+  plan: z.boolean().optional(),
 });
 export type StartSession = z.infer<typeof StartSessionSchema>;
 

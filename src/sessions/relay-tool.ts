@@ -29,8 +29,8 @@ export const AnswerQuestionInput = z.object({
     error: 'answers must be {questionId: {selected: [option labels], text?}} or a plain-text reply such as "1" or "PostgreSQL"',
   }),
 });
-/** start_session's input: a start request without askUserVariant, the provider one of these. */
-export const startSessionInput = (providerIds: readonly string[]) => startSessionSchema(providerIdSchema(providerIds)).omit({ askUserVariant: true });
+/** start_session's input: a start request without askUserVariant and plan (the human's choices), the provider one of these. */
+export const startSessionInput = (providerIds: readonly string[]) => startSessionSchema(providerIdSchema(providerIds)).omit({ askUserVariant: true, plan: true });
 export const WatchSessionInput = z.object({ sessionId: z.string({ error: 'sessionId is required' }).min(1, 'sessionId is empty') });
 
 const ASK_HUMAN_FIRST =

@@ -73,6 +73,8 @@ export interface RunnerFactory {
   readonly askUserVariants?: Readonly<Record<string, readonly string[]>>;
   /** A start request the provider refuses although its engine exists: the sentence why. */
   checkStart?(request: { engine: string; askUserVariant?: string }): string | undefined;
+  /** The provider has a plan mode to start in (the start option `plan`). */
+  readonly planMode?: boolean;
 }
 
 /** What a provider's runner module makes: the registry (providers/index.ts) adds the engines. */

@@ -28,6 +28,7 @@ export function newSession(
       ? `askUserVariant "${input.askUserVariant}" is not offered by ${input.provider}'s ${engine} engine.`
       : undefined);
   if (refusal) throw new RelayError('invalid_engine', refusal);
+  if (input.plan && !factory.planMode) throw new RelayError('invalid_engine', `${input.provider} has no plan mode to start in; plan is for codex.`);
   const session: Session = {
     id: fields.id,
     provider: input.provider,
@@ -37,6 +38,7 @@ export function newSession(
     relayMode: input.relayMode ?? 'autopilot',
     agentsMayAnswer: input.agentsMayAnswer ?? false,
     ...(variants?.length ? { askUserVariant: (input.askUserVariant ?? variants[0]) as Session['askUserVariant'] } : {}),
+    ...(input.plan ? { plan: true } : {}),
     createdAt: fields.now,
     updatedAt: fields.now,
   };

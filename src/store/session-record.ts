@@ -32,6 +32,8 @@ export const SessionSchema = z.object({
   agentsMayAnswer: z.boolean(),
   /** Copilot's extension engine: its classic ask_user or the form variant. */
   askUserVariant: z.enum(['classic', 'form']).optional(),
+  /** Started in the provider's plan mode (Codex). */
+  plan: z.boolean().optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
   error: z.string().optional(),

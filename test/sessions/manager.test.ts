@@ -170,6 +170,9 @@ it('gives an engine its own card wait and ask_user variants, and asks the provid
 
     const plain = await own.start({ provider: 'copilot', engine: 'plain', prompt: 'go' });
     expect(plain.askUserVariant).toBeUndefined();
+    expect(plain.plan).toBeUndefined();
+    // Only a provider with a plan mode (Codex) starts in it.
+    await expect(own.start({ provider: 'copilot', engine: 'plain', plan: true, prompt: 'go' })).rejects.toThrow('copilot has no plan mode to start in; plan is for codex.');
     await expect(own.start({ provider: 'copilot', engine: 'plain', askUserVariant: 'form', prompt: 'go' })).rejects.toThrow(
       'askUserVariant "form" is not offered by copilot\'s plain engine.',
     );
