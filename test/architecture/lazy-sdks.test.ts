@@ -9,7 +9,7 @@ import { describe, expect, it } from 'vitest';
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 // The provider SDKs, the PostgreSQL client (loaded only with ASKRELAY_DATABASE_URL) and the
 // chat platforms' client libraries (loaded only for a channel switched on) web-push (to send) and the MCP SDK (with the first MCP session).
-const SDKS = ['@anthropic-ai/sdk', '@anthropic-ai/claude-agent-sdk', '@github/copilot-sdk', 'openai', 'pg', 'grammy', '@slack/web-api', '@discordjs/rest', 'markdown-it', 'web-push', '@modelcontextprotocol/sdk'];
+const SDKS = ['@anthropic-ai/sdk', '@anthropic-ai/claude-agent-sdk', '@github/copilot-sdk', 'openai', 'pg', 'grammy', '@slack/web-api', '@discordjs/rest', 'markdown-it', 'web-push', '@modelcontextprotocol/sdk', '@agentclientprotocol/sdk'];
 
 const HOOK = `export async function resolve(specifier, context, next) {
   if (${JSON.stringify(SDKS)}.some((p) => specifier === p || specifier.startsWith(p + '/'))) process.stdout.write('SDK ' + specifier + '\\n');

@@ -1,0 +1,158 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { codexProvider } from '../../providers/codex/index.js';
+import type { Card } from '../../src/cards/model.js';
+import { Relay } from '../../src/relay/relay.js';
+import { SessionManager } from '../../src/sessions/manager.js';
+import { describeProviders, runnerFactories } from '../../src/sessions/providers.js';
+import { asyncSessions } from '../../src/store/session-store.js';
+import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { asyncCards } from '../../src/store/store.js';
+import { functionCallOutputs, lastFunctionCallOutput, type ResponsesRequest, type ScriptedResponsesModel, type ScriptedResponsesReply } from '../fakes/openai-responses.js';
+import { startOpenAIServer, type OpenAIServer } from '../fakes/openai-server.js';
+import { waitUntil } from '../support/wait-until.js';
+
+// The real Codex (codex-acp 2.6.0 driving `codex app-server` 0.166) run by askrelay's ACP
+// runner against the scripted Responses API server: its questions (Plan mode's
+// request_user_input) and its approvals (workspace-write mode) become cards, and the
+// scripted model reads exactly what Codex writes back for each answer (golden strings).
+
+const HOUR = 3_600_000;
+const TITLE = /generate a very short title/;
+
+let dir: string;
+let store: SqliteStore;
+let relay: Relay;
+let manager: SessionManager;
+let server: OpenAIServer;
+let script: ScriptedResponsesModel;
+const requests: ResponsesRequest[] = [];
+
+beforeAll(async () => {
+  // Codex also asks its model for a title after the first turn: answered aside, not a step.
+  server = await startOpenAIServer({
+    responses: async (request, index) => {
+      const text = JSON.stringify(request.input ?? '');
+      if (TITLE.test(text)) return { text: '{"title": "Scripted session"}' };
+      requests.push(request);
+      return script(request, index);
+    },
+  });
+});
+afterAll(() => server?.close());
+
+async function start(steps: (string | ScriptedResponsesReply)[], options: { plan?: boolean; env?: Record<string, string> } = {}) {
+  dir = mkdtempSync(join(tmpdir(), 'askrelay-codex-test-'));
+  store = new SqliteStore(join(dir, 'askrelay.sqlite'));
+  relay = new Relay({ store: asyncCards(store), waits: { default: HOUR } });
+  await relay.start();
+  const env = { PATH: process.env.PATH, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'sk-test', ASKRELAY_WORKDIR: dir, ...options.env };
+  const providers = runnerFactories([codexProvider], describeProviders([codexProvider], env, HOUR));
+  manager = new SessionManager({ relay, store: asyncSessions(store.sessions), providers, env, stuckAfterMs: 10 * 60_000 });
+  let next = 0;
+  script = async () => {
+    const step = steps[next++];
+    return step === undefined ? { text: '(end of script)' } : typeof step === 'string' ? { text: step } : step;
+  };
+  requests.length = 0;
+  return manager.start({ provider: 'codex', prompt: 'Pick a database.', ...(options.plan ? { plan: true } : {}) });
+}
+
+afterEach(async () => {
+  await manager?.close();
+  relay?.stop();
+  store?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const pendingCard = (sessionId: string) =>
+  waitUntil(async () => (await relay.list({ sessionId, status: 'pending' }))[0], 'a pending card', 30_000);
+const idle = (id: string) =>
+  waitUntil(async () => {
+    const s = await manager.get(id);
+    if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
+    return s.status === 'idle' ? s : undefined;
+  }, `${id} idle`, 30_000);
+
+const ASK = {
+  functionCalls: [
+    {
+      name: 'request_user_input',
+      arguments: { questions: [{ id: 'db', header: 'Database', question: 'Which database?', options: [{ label: 'Postgres (Recommended)', description: 'Shared by every node' }, { label: 'SQLite', description: 'One file' }] }] },
+    },
+  ],
+};
+
+describe('codex (the real Codex through ACP)', { timeout: 60_000 }, () => {
+  it('Plan mode: request_user_input is a question card; a pick reaches the model as Codex writes it', async () => {
+    const session = await start([ASK, 'Postgres it is.'], { plan: true });
+    expect(session.plan).toBe(true);
+    const card = await pendingCard(session.id);
+    expect(card).toMatchObject({ provider: 'codex', engine: 'acp', tool: 'request_user_input', origin: 'native', kind: 'question', layout: 'steps' });
+    expect(card.questions).toEqual([
+      {
+        id: 'db',
+        header: 'Database',
+        text: 'Which database?',
+        options: [{ label: 'Postgres (Recommended)', description: 'Shared by every node' }, { label: 'SQLite', description: 'One file' }],
+        multiSelect: false,
+        freeText: true,
+      },
+    ]);
+    await relay.answer(card.id, { db: { selected: ['Postgres (Recommended)'] } });
+    const done = await idle(session.id);
+    expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toBe('{"answers":{"db":{"answers":["Postgres (Recommended)"]}}}');
+    expect(done.transcript?.at(-1)).toMatchObject({ role: 'assistant', text: 'Postgres it is.' });
+  });
+
+  it('typed words go in the note, as "None of the above"', async () => {
+    const session = await start([ASK, 'MySQL then.'], { plan: true });
+    const card = await pendingCard(session.id);
+    await relay.answer(card.id, { db: { selected: [], text: 'MySQL, we run it already' } });
+    await idle(session.id);
+    expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toBe('{"answers":{"db":{"answers":["None of the above","user_note: MySQL, we run it already"]}}}');
+  });
+
+  it('a skipped question declines, and Codex tells its model so', async () => {
+    const session = await start([ASK, 'Going on without it.'], { plan: true });
+    await relay.skip((await pendingCard(session.id)).id);
+    await idle(session.id);
+    // Declined: Codex answers its model with no answers at all.
+    expect(functionCallOutputs(requests.at(-1)!).map((o) => o.output)).toEqual(['{"answers":{}}']);
+  });
+
+  it('workspace-write: a command that needs approval is an approval card with Codex\'s options; allowed, it runs', async () => {
+    const exec = { functionCalls: [{ name: 'exec_command', arguments: { cmd: 'echo approved', sandbox_permissions: 'require_escalated', justification: 'Print a word' } }] };
+    const session = await start([exec, 'Done.']);
+    const card = await pendingCard(session.id);
+    expect(card).toMatchObject({ kind: 'approval', tool: 'permission:execute', provider: 'codex' });
+    expect(card.questions[0].text).toContain('echo approved');
+    expect(card.questions[0].options.map((o) => o.description)).toEqual(['Allow once', 'Allow always', 'Reject']);
+    await relay.answer(card.id, { permission: { selected: [card.questions[0].options[0].label] } });
+    await idle(session.id);
+    expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toContain('approved');
+  });
+
+  it('a rejected command does not run', async () => {
+    const exec = { functionCalls: [{ name: 'exec_command', arguments: { cmd: 'echo never', sandbox_permissions: 'require_escalated', justification: 'Print a word' } }] };
+    const session = await start([exec, 'Understood.']);
+    const card = await pendingCard(session.id);
+    const reject = card.questions[0].options.find((o) => o.description === 'Reject')!;
+    await relay.answer(card.id, { permission: { selected: [reject.label] } });
+    await idle(session.id);
+    // "No, and tell Codex what to do differently": the command never runs, and Codex ends its
+    // turn to wait for the user's words without asking its model again.
+    expect(requests).toHaveLength(1);
+    expect((await manager.get(session.id)).transcript?.map((e) => e.text).join('\n')).not.toContain('Understood.');
+  });
+
+  it('stopping the session in the middle of a wait cancels the card and ends Codex', async () => {
+    const session = await start([ASK], { plan: true });
+    const card = await pendingCard(session.id);
+    await manager.stop(session.id);
+    expect((await relay.get(card.id)).status).toBe('cancelled' satisfies Card['status']);
+    expect((await manager.get(session.id)).status).toBe('stopped');
+  });
+});
