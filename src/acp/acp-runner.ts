@@ -8,6 +8,7 @@ import type { Runner, RunnerContext } from '../sessions/runner.js';
 import { VERSION } from '../version.js';
 import { allowOnce, permissionDraft, permissionOutcome } from './permission.js';
 import { readUpdate, type ToolTitles } from './updates.js';
+import { startAskMcpServer, type AskMcpServer, type AskTool } from './ask-mcp-server.js';
 import { restartPrompt, type PendingAsk } from './restart.js';
 
 // One runner for every agent that speaks the Agent Client Protocol (Codex through codex-acp,
@@ -31,8 +32,14 @@ export interface AcpAgentSpec {
   name: string;
   /** The tool its form elicitations stand for, and who asks (src/cards/elicitation-form.ts). */
   form: FormAsker;
-  /** The process to start (its own home, the endpoint variables), made before the first turn. */
-  launch(ctx: RunnerContext): Promise<AcpLaunch>;
+  /**
+   * The process to start (its own home, the endpoint variables), made before the first turn;
+   * `mcp`: askrelay's MCP server for this session, when the spec has an askTool, for the
+   * agent's settings.
+   */
+  launch(ctx: RunnerContext, mcp: AskMcpServer | undefined): Promise<AcpLaunch>;
+  /** An agent without a question tool of its own asks through this one, served over MCP. */
+  askTool?: AskTool;
   /** MCP servers for session/new and session/load: askrelay's own (src/acp/relay-mcp.ts). */
   mcpServers(ctx: RunnerContext, capabilities: acp.AgentCapabilities | undefined): acp.McpServer[];
   /** After session/new (a new session only): modes, config options. */
@@ -70,6 +77,7 @@ class AcpRunner implements Runner {
   /** Set while session/load replays the conversation: none of it is new. */
   private replaying = false;
   private exited?: string;
+  private mcp?: AskMcpServer;
 
   constructor(
     private readonly spec: AcpAgentSpec,
@@ -102,10 +110,14 @@ class AcpRunner implements Runner {
     this.connection?.close();
     this.connection = undefined;
     await stopProcess(this.child);
+    await this.mcp?.close();
+    this.mcp = undefined;
   }
 
   private async connect(): Promise<acp.ClientContext> {
-    const launch = await this.spec.launch(this.ctx);
+    const { askTool } = this.spec;
+    if (askTool && !this.mcp) this.mcp = await startAskMcpServer(this.ctx, askTool, (draft) => this.ask({ kind: 'tool', draft, tool: askTool.name }));
+    const launch = await this.spec.launch(this.ctx, this.mcp);
     const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
     child.stderr!.on('data', (data: Buffer) => (this.stderr = (this.stderr + data.toString('utf8')).slice(-STDERR_CHARS)));
@@ -167,7 +179,8 @@ class AcpRunner implements Runner {
     const card = await this.ctx.ask(pending.draft);
     if (this.ctx.signal.aborted) return;
     this.clearPending();
-    return this.turn(restartPrompt(pending, card));
+    const ask = this.spec.askTool;
+    return this.turn(restartPrompt(pending, card, ask && ((closed) => resultText(ask.dialect.toToolResult(closed)))));
   }
 
   private async turn(text: string): Promise<void> {
@@ -265,6 +278,12 @@ async function stopProcess(child: ChildProcess | undefined): Promise<void> {
   const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
   await exited;
   clearTimeout(timer);
+}
+
+/** The text parts of an MCP tool result. */
+function resultText(result: unknown): string {
+  const content = (result as { content?: { type?: string; text?: string }[] } | undefined)?.content ?? [];
+  return content.flatMap((part) => (part.type === 'text' && part.text ? [part.text] : [])).join('\n');
 }
 
 const hashOf = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 16);

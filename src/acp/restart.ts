@@ -10,11 +10,17 @@ import { permissionOutcome } from './permission.js';
 
 export type PendingAsk =
   | { kind: 'permission'; draft: CardDraft; request: RequestPermissionRequest }
-  | { kind: 'elicitation'; draft: CardDraft; request: ElicitationRequest };
+  | { kind: 'elicitation'; draft: CardDraft; request: ElicitationRequest }
+  /** The ask tool of askrelay's MCP server (ask-mcp-server.ts). */
+  | { kind: 'tool'; draft: CardDraft; tool: string };
+
+/** What the ask tool would have answered, as text (its result's text parts). */
+export type ToolResultText = (card: Card) => string;
 
 const RESTARTED = 'askrelay restarted while your request was open, so the tool call that made it has ended.';
 
-export function restartPrompt(pending: PendingAsk, card: Card): string {
+export function restartPrompt(pending: PendingAsk, card: Card, toolResult?: ToolResultText): string {
+  if (pending.kind === 'tool') return `${RESTARTED} You asked the user with ${pending.tool}. ${toolResult?.(card) ?? `The card ended ${card.status}.`}`;
   if (pending.kind === 'permission') {
     const outcome = permissionOutcome(pending.request, card).outcome;
     const what = pending.request.toolCall.title?.trim() || 'the tool call';

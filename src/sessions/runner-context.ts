@@ -42,6 +42,7 @@ export function runnerContext(deps: RunnerContextDeps, { session, live, token, s
   const ctx: RunnerContext = {
     session,
     signal: live.controller.signal,
+    ...(waitMs !== undefined ? { waitMs } : {}),
     // Read when the runner starts its SDK: by then the relay listens and knows its URL. The
     // session's own token and URL, never the operator's (src/sessions/agent-env.ts).
     get env() {

@@ -17,6 +17,8 @@ export interface RunnerContext {
    * pending: record nothing then, so a restart finds the call open.
    */
   ask(draft: CardDraft): Promise<Card>;
+  /** How long the session's cards wait unless a draft says otherwise (the engine's wait); unknown in some tests. */
+  readonly waitMs?: number;
   /** Appends to the stored transcript (shown on the page and by GET /api/sessions/:id). */
   log(role: TranscriptEntry['role'], text: string, cardId?: string): void;
   /** Marks activity, for the watchdog: a running turn without activity is flagged stuck. */
