@@ -31,6 +31,18 @@ const expected = (wait: number, extension: number) => ({
       engines: [{ id: 'chat', name: 'Chat Completions; no question tool, Grok asks in its reply', default: true, waitSeconds: wait }],
       variables: ['XAI_BASE_URL', 'XAI_API_KEY'],
     },
+    {
+      id: 'codex',
+      name: 'Codex',
+      engines: [{ id: 'acp', name: 'Codex through the Agent Client Protocol (codex-acp)', default: true, waitSeconds: wait }],
+      variables: ['OPENAI_BASE_URL', 'OPENAI_API_KEY', 'CODEX_MODEL'],
+    },
+    {
+      id: 'gemini',
+      name: 'Gemini CLI',
+      engines: [{ id: 'acp', name: 'Gemini CLI through the Agent Client Protocol (--acp)', default: true, waitSeconds: wait }],
+      variables: ['GOOGLE_GEMINI_BASE_URL', 'GEMINI_API_KEY', 'GEMINI_MODEL'],
+    },
   ],
 });
 
@@ -58,6 +70,6 @@ describe('GET /api/providers', () => {
     const cookie = login.headers.get('set-cookie')!.split(';')[0];
     const withCookie = await fetch(new URL('/api/providers', relay.url), { headers: { cookie } });
     expect(withCookie.status).toBe(200);
-    expect(((await withCookie.json()) as { providers: { id: string }[] }).providers.map((p) => p.id)).toEqual(['claude', 'deepseek', 'copilot', 'openai', 'grok']);
+    expect(((await withCookie.json()) as { providers: { id: string }[] }).providers.map((p) => p.id)).toEqual(['claude', 'deepseek', 'copilot', 'openai', 'grok', 'codex', 'gemini']);
   });
 });

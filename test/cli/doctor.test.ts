@@ -10,6 +10,7 @@ import { startAnthropicServer, type AnthropicServer } from '../fakes/anthropic-s
 import { discordApp, startFakeDiscord } from '../fakes/discord-api.js';
 import { startMattermostApi, type MattermostFake } from '../fakes/mattermost-api.js';
 import { startOpenAIServer, type OpenAIServer } from '../fakes/openai-server.js';
+import { startGeminiServer, type GeminiServer } from '../fakes/gemini-server.js';
 import { startFakeSlack, type FakeSlack } from '../fakes/slack-api.js';
 import { startFakeTelegram, type FakeTelegram } from '../fakes/telegram-api.js';
 import { runCli, type CliRun } from '../support/cli.js';
@@ -35,6 +36,7 @@ let telegram: FakeTelegram;
 let slack: FakeSlack;
 let discord: Awaited<ReturnType<typeof startFakeDiscord>>;
 let mattermost: MattermostFake;
+let gemini: GeminiServer;
 /** Every output of the command in this file, checked at the end for secrets. */
 const outputs: string[] = [];
 
@@ -45,6 +47,7 @@ beforeAll(async () => {
   const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
   relay = await startRelay(serveConfig({ port: '0', data: dataDir }, { ...env, ASKRELAY_LOG: 'warn' }));
   token = readFileSync(join(dataDir, 'token'), 'utf8').trim();
+  gemini = await startGeminiServer({ model: () => ({ text: 'unused' }) });
   [anthropic, openai, telegram, slack, discord, mattermost] = await Promise.all([
     startAnthropicServer({ model: () => ({ text: 'unused' }) }),
     startOpenAIServer({ model: () => ({ text: 'unused' }) }),
@@ -56,7 +59,7 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await Promise.all([relay?.close(), anthropic?.close(), openai?.close(), telegram?.close(), slack?.close(), discord?.close(), mattermost?.close()]);
+  await Promise.all([relay?.close(), gemini?.close(), anthropic?.close(), openai?.close(), telegram?.close(), slack?.close(), discord?.close(), mattermost?.close()]);
   rmSync(scratch, { recursive: true, force: true });
   // Outside the tests: a secret printed by any run fails the file.
   const secrets = [token, API_KEY, TELEGRAM_TOKEN, DISCORD_TOKEN, 'xoxb-1234-5678-fake', 'mm-bot-token', 'wrong-token-0123456789abcdef', '999:wrong-telegram-token', 'sekret-pass'];
@@ -80,6 +83,8 @@ const wellSetUp = (): Record<string, string> => ({
   OPENAI_API_KEY: API_KEY,
   XAI_BASE_URL: openai.url,
   XAI_API_KEY: API_KEY,
+  GOOGLE_GEMINI_BASE_URL: gemini.url,
+  GEMINI_API_KEY: API_KEY,
   ASKRELAY_TELEGRAM_TOKEN: TELEGRAM_TOKEN,
   ASKRELAY_TELEGRAM_CHAT: String(TELEGRAM_CHAT),
   ASKRELAY_TELEGRAM_ANSWERERS: '42',
@@ -128,7 +133,7 @@ describe('askrelay doctor against a relay', () => {
     const all = lines(run.stdout);
     expect(all.map(([, name]) => name)).toEqual([
       'settings', 'relay', 'relay token', 'data folder', 'token file', 'audit key', 'store', 'push keys', 'free disk',
-      'claude', 'deepseek', 'copilot', 'openai', 'grok', 'telegram', 'slack', 'discord', 'mattermost',
+      'claude', 'deepseek', 'copilot', 'openai', 'grok', 'codex', 'gemini', 'telegram', 'slack', 'discord', 'mattermost',
     ]);
     for (const [mark, name, sentence] of all) {
       if (name === 'free disk' && !plentyOfDisk()) continue;

@@ -103,7 +103,7 @@ const SEEN_SCHEMAS: Record<string, unknown> = {
   start_session: {
     type: 'object',
     properties: {
-      provider: { type: 'string', enum: ['claude', 'deepseek', 'copilot', 'openai', 'grok'] },
+      provider: { type: 'string', enum: ['claude', 'deepseek', 'copilot', 'openai', 'grok', 'codex', 'gemini'] },
       engine: { type: 'string' },
       model: { type: 'string' },
       prompt: { type: 'string' },
