@@ -165,6 +165,9 @@ class AcpRunner implements Runner {
     this.replaying = true;
     try {
       await this.call(agent.request(acp.methods.agent.session.load, { sessionId, cwd, mcpServers: this.spec.mcpServers(this.ctx, this.capabilities) }), 'session/load');
+    } catch (err) {
+      if (this.ctx.signal.aborted) throw err;
+      throw new Error(`${this.spec.name} could not pick its session up again after a restart (${(err as Error).message}); start a new session.`);
     } finally {
       this.replaying = false;
       this.text = '';
@@ -265,7 +268,9 @@ class AcpRunner implements Runner {
       if (this.ctx.signal.aborted) throw err;
       const said = this.stderr.trim().split('\n').slice(-3).join(' | ');
       const detail = [this.exited, said && `it said: ${said}`].filter(Boolean).join('; ');
-      throw new Error(`${this.spec.name} failed at ${what}: ${(err as Error).message}${detail ? ` (${detail})` : ''}`);
+      const data = (err as { data?: unknown }).data;
+      const why = typeof data === 'string' ? data : data && typeof data === 'object' && 'details' in data ? String((data as { details: unknown }).details) : '';
+      throw new Error(`${this.spec.name} failed at ${what}: ${(err as Error).message}${why ? `: ${why}` : ''}${detail ? ` (${detail})` : ''}`);
     }
   }
 }

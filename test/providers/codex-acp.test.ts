@@ -43,14 +43,13 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-async function start(steps: (string | ScriptedResponsesReply)[], options: { plan?: boolean; env?: Record<string, string> } = {}) {
+async function start(steps: (string | ScriptedResponsesReply)[], options: { plan?: boolean; env?: Record<string, string>; waitMs?: number } = {}) {
   dir = mkdtempSync(join(tmpdir(), 'askrelay-codex-test-'));
   store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-  relay = new Relay({ store: asyncCards(store), waits: { default: HOUR } });
+  const waitMs = options.waitMs ?? HOUR;
+  relay = new Relay({ store: asyncCards(store), waits: { default: waitMs } });
   await relay.start();
-  const env = { PATH: process.env.PATH, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'sk-test', ASKRELAY_WORKDIR: dir, ...options.env };
-  const providers = runnerFactories([codexProvider], describeProviders([codexProvider], env, HOUR));
-  manager = new SessionManager({ relay, store: asyncSessions(store.sessions), providers, env, stuckAfterMs: 10 * 60_000 });
+  manager = newManager(options.env, waitMs);
   let next = 0;
   script = async () => {
     const step = steps[next++];
@@ -58,6 +57,13 @@ async function start(steps: (string | ScriptedResponsesReply)[], options: { plan
   };
   requests.length = 0;
   return manager.start({ provider: 'codex', prompt: 'Pick a database.', ...(options.plan ? { plan: true } : {}) });
+}
+
+/** A session manager on this test's relay and store, as a relay (re)starting makes one. */
+function newManager(extra: Record<string, string> = {}, waitMs = HOUR) {
+  const env = { PATH: process.env.PATH, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'sk-test', ASKRELAY_WORKDIR: dir, ...extra };
+  const providers = runnerFactories([codexProvider], describeProviders([codexProvider], env, waitMs));
+  return new SessionManager({ relay, store: asyncSessions(store.sessions), providers, env, stuckAfterMs: 10 * 60_000 });
 }
 
 afterEach(async () => {
@@ -154,5 +160,30 @@ describe('codex (the real Codex through ACP)', { timeout: 60_000 }, () => {
     await manager.stop(session.id);
     expect((await relay.get(card.id)).status).toBe('cancelled' satisfies Card['status']);
     expect((await manager.get(session.id)).status).toBe('stopped');
+  });
+
+  it('an expired question cancels the elicitation: Codex\'s model reads no answers', async () => {
+    const session = await start([ASK, 'Going on.'], { plan: true, waitMs: 1500 });
+    const card = await pendingCard(session.id);
+    const closed = await relay.settle(card.id);
+    expect(closed.status).toBe('expired');
+    await idle(session.id);
+    // Cancelled, Codex answers its model as for a skip: no answers at all.
+    expect(requests).toHaveLength(2);
+    expect(functionCallOutputs(requests[1]).map((o) => o.output)).toEqual(['{"answers":{}}']);
+  });
+
+  it('a restart with the question open: the thread is loaded again, the card waited for, its answer sent in a prompt', async () => {
+    const session = await start([ASK, 'Noted after the restart.'], { plan: true });
+    const card = await pendingCard(session.id);
+    await manager.close(); // the relay stops: Codex's process with it; the card stays open
+    expect((await relay.get(card.id)).status).toBe('pending');
+    manager = newManager();
+    await manager.recover();
+    await relay.answer(card.id, { db: { selected: ['SQLite'] } });
+    await idle(session.id);
+    const prompt = requests.at(-1)!;
+    expect(JSON.stringify(prompt.input)).toContain('askrelay restarted while your request was open');
+    expect(JSON.stringify(prompt.input)).toContain('The user answered: db=SQLite.');
   });
 });

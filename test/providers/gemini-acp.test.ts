@@ -42,18 +42,23 @@ beforeAll(async () => {
 });
 afterAll(() => server?.close());
 
-async function start(script: (string | ScriptedGeminiReply)[]) {
+async function start(script: (string | ScriptedGeminiReply)[], waitMs = HOUR) {
   (globalThis as unknown as { __geminiReset: () => void }).__geminiReset();
   steps = script;
   requests.length = 0;
   dir = mkdtempSync(join(tmpdir(), 'askrelay-gemini-test-'));
   store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-  relay = new Relay({ store: asyncCards(store), waits: { default: HOUR } });
+  relay = new Relay({ store: asyncCards(store), waits: { default: waitMs } });
   await relay.start();
-  const env = { PATH: process.env.PATH, GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: 'AIza-test', GEMINI_MODEL: 'gemini-2.5-flash', ASKRELAY_WORKDIR: dir };
-  const providers = runnerFactories([geminiProvider], describeProviders([geminiProvider], env, HOUR));
-  manager = new SessionManager({ relay, store: asyncSessions(store.sessions), providers, env, stuckAfterMs: 10 * 60_000 });
+  manager = newManager(waitMs);
   return manager.start({ provider: 'gemini', prompt: 'Pick a database.' });
+}
+
+/** A session manager on this test's relay and store, as a relay (re)starting makes one. */
+function newManager(waitMs = HOUR) {
+  const env = { PATH: process.env.PATH, GOOGLE_GEMINI_BASE_URL: server.url, GEMINI_API_KEY: 'AIza-test', GEMINI_MODEL: 'gemini-2.5-flash', ASKRELAY_WORKDIR: dir };
+  const providers = runnerFactories([geminiProvider], describeProviders([geminiProvider], env, waitMs));
+  return new SessionManager({ relay, store: asyncSessions(store.sessions), providers, env, stuckAfterMs: 10 * 60_000 });
 }
 
 afterEach(async () => {
@@ -119,4 +124,58 @@ describe('gemini (the real Gemini CLI through ACP)', { timeout: 90_000 }, () => 
     await idle(session.id);
     expect(lastFunctionResponse(requests.at(-1)!)?.response).toEqual({ error: 'Tool "run_shell_command" was canceled by the user.' });
   });
+
+  const MULTI: ScriptedGeminiReply = {
+    functionCalls: [
+      {
+        name: 'mcp_askrelay_ask_human',
+        args: { questions: [{ question: 'Which checks?', header: 'Checks', multiSelect: true, options: [{ label: 'Lint' }, { label: 'Tests' }, { label: 'Types' }] }, { question: 'Anything else?', header: 'Notes' }] },
+      },
+    ],
+  };
+
+  it('several picks and free text, in Cursor\'s result form', async () => {
+    const session = await start([MULTI, 'Running them.']);
+    const card = await pendingCard(session.id);
+    const [checks, notes] = card.questions;
+    expect(checks.multiSelect).toBe(true);
+    await relay.answer(card.id, { [checks.id]: { selected: ['Lint', 'Types'] }, [notes.id]: { selected: [], text: 'Skip the slow ones' } });
+    await idle(session.id);
+    expect(lastFunctionResponse(requests.at(-1)!)?.response).toEqual({
+      output: '<untrusted_context>\nWhich checks? → Lint, Types\nAnything else? → (free text) Skip the slow ones\n</untrusted_context>',
+    });
+  });
+
+  it('an expired question: the model reads that nobody answered', async () => {
+    const session = await start([ASK, 'Going on.'], 1500);
+    const card = await pendingCard(session.id);
+    expect((await relay.settle(card.id)).status).toBe('expired');
+    await idle(session.id);
+    expect(lastFunctionResponse(requests.at(-1)!)?.response).toEqual({
+      output: '<untrusted_context>\nWhich database? → (no answer)\nNobody answered within the wait. Proceed with your best judgement and say what you assumed.\n</untrusted_context>',
+    });
+  });
+
+  it('stopping the session in the middle of a wait cancels the card', async () => {
+    const session = await start([ASK]);
+    const card = await pendingCard(session.id);
+    await manager.stop(session.id);
+    expect((await relay.get(card.id)).status).toBe('cancelled');
+    expect((await manager.get(session.id)).status).toBe('stopped');
+  });
+
+  it('a restart with the question open: Gemini CLI 0.61 cannot load its chat again, so the session fails saying so', async () => {
+    const session = await start([ASK, 'Noted after the restart.']);
+    const card = await pendingCard(session.id);
+    await manager.close();
+    expect((await relay.get(card.id)).status).toBe('pending');
+    manager = newManager();
+    await manager.recover();
+    const failed = await waitUntil(async () => {
+      const s = await manager.get(session.id);
+      return s.status === 'failed' ? s : undefined;
+    }, 'the session to fail', 45_000);
+    expect(failed.error).toMatch(/^Gemini CLI could not pick its session up again after a restart \(.*No previous sessions found for this project.*\); start a new session\.$/);
+  });
 });
+
