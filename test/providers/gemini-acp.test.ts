@@ -175,6 +175,8 @@ describe('gemini (the real Gemini CLI through ACP)', { timeout: 90_000 }, () => 
       const s = await manager.get(session.id);
       return s.status === 'failed' ? s : undefined;
     }, 'the session to fail', 45_000);
+    // A failed session's pending cards are cancelled, as for any session that fails.
+    expect((await relay.get(card.id)).status).toBe('cancelled');
     expect(failed.error).toMatch(/^Gemini CLI could not pick its session up again after a restart \(.*No previous sessions found for this project.*\); start a new session\.$/);
   });
 });
