@@ -141,6 +141,14 @@ describe('codex (the real Codex through ACP)', { timeout: 60_000 }, () => {
     expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toContain('approved');
   });
 
+  it('ASKRELAY_APPROVE_TOOLS=1: allowed once without a card', async () => {
+    const exec = { functionCalls: [{ name: 'exec_command', arguments: { cmd: 'echo unasked', sandbox_permissions: 'require_escalated', justification: 'Print a word' } }] };
+    const session = await start([exec, 'Done.'], { env: { ASKRELAY_APPROVE_TOOLS: '1' } });
+    await idle(session.id);
+    expect(await relay.list({ sessionId: session.id })).toEqual([]);
+    expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toContain('unasked');
+  });
+
   it('a rejected command does not run', async () => {
     const exec = { functionCalls: [{ name: 'exec_command', arguments: { cmd: 'echo never', sandbox_permissions: 'require_escalated', justification: 'Print a word' } }] };
     const session = await start([exec, 'Understood.']);
