@@ -116,7 +116,13 @@ class AcpRunner implements Runner {
 
   private async connect(): Promise<acp.ClientContext> {
     const { askTool } = this.spec;
-    if (askTool && !this.mcp) this.mcp = await startAskMcpServer(this.ctx, askTool, (draft) => this.ask({ kind: 'tool', draft, tool: askTool.name }));
+    if (askTool && !this.mcp) {
+      this.mcp = await startAskMcpServer(this.ctx, askTool, async (draft) => {
+        const card = await this.ask({ kind: 'tool', draft, tool: askTool.name });
+        if (card.status !== 'pending') this.said(card, resultText(askTool.dialect.toToolResult(card)));
+        return card;
+      });
+    }
     const launch = await this.spec.launch(this.ctx, this.mcp);
     const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ['pipe', 'pipe', 'pipe'] });
     this.child = child;
@@ -200,7 +206,10 @@ class AcpRunner implements Runner {
     if (this.ctx.env.ASKRELAY_APPROVE_TOOLS === '1') return allowOnce(request);
     const draft = { ...permissionDraft(request, this.spec.name), toolCallId: `permission:${request.toolCall.toolCallId}` };
     const card = await this.ask({ kind: 'permission', draft, request });
-    return permissionOutcome(request, card);
+    const outcome = permissionOutcome(request, card);
+    const chosen = outcome.outcome.outcome === 'selected' ? request.options.find((o) => o.optionId === (outcome.outcome as { optionId: string }).optionId)?.name : undefined;
+    this.said(card, chosen ? `Selected "${chosen}".` : 'Cancelled.');
+    return outcome;
   }
 
   private async elicit(request: acp.CreateElicitationRequest): Promise<acp.CreateElicitationResponse> {
@@ -210,7 +219,9 @@ class AcpRunner implements Runner {
     const own = this.spec.elicitation?.(form);
     const draft = { ...(own?.draft ?? formCardDraft(form, this.spec.form)), toolCallId: `elicitation:${form.toolCallId ?? hashOf(JSON.stringify(form.requestedSchema ?? {}) + form.message)}` };
     const card = await this.ask({ kind: 'elicitation', draft, request: form });
-    return own ? own.result(card) : formResult(form, card);
+    const result = own ? own.result(card) : formResult(form, card);
+    this.said(card, JSON.stringify(result));
+    return result;
   }
 
   /** Opens the card, remembered until it closes so that a restart finds it. */
@@ -223,6 +234,11 @@ class AcpRunner implements Runner {
     if (!(this.ctx.signal.aborted && card.status === 'pending')) this.clearPending();
     this.ctx.heartbeat();
     return card;
+  }
+
+  /** What the agent was handed for a card, in the transcript beside it (not after a stop: the agent is gone). */
+  private said(card: Card, text: string): void {
+    if (card.status !== 'pending') this.ctx.log('tool', text, card.id);
   }
 
   private clearPending(): void {

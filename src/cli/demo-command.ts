@@ -4,6 +4,7 @@ import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { AnthropicServer } from '../../test/fakes/anthropic-server.js';
 import type { OpenAIServer } from '../../test/fakes/openai-server.js';
+import type { GeminiServer } from '../../test/fakes/gemini-server.js';
 import type { Card } from '../cards/model.js';
 import { serveConfig, type ServeConfig } from '../config.js';
 import type { Session } from '../sessions/model.js';
@@ -18,8 +19,8 @@ export const DEMO_HELP = `askrelay demo — see askrelay work without any API ke
 Usage: askrelay demo [--port N] [--data DIR] [--no-code]
 
 Starts, all in this process:
-  - two scripted models behind local model APIs (Anthropic Messages and Chat
-    Completions; no internet, no key);
+  - three scripted models behind local model APIs (Anthropic Messages, OpenAI's Chat
+    Completions and Responses, the Gemini API; no internet, no key);
   - a relay on 127.0.0.1 (its page, API and token printed below);
   - one agent session for each provider and engine those models can play, each asked
     to help pick a database (the list is printed as they start).
@@ -31,7 +32,7 @@ its turn. Ctrl+C stops everything.
   --data DIR   the relay's data folder (default: a fresh temporary folder, removed on
                exit, so the demo never touches your real cards and sessions)
   --no-code    skip the sessions that start an agent runtime (Claude Code, the Copilot
-               runtime); they take a second or two to start`;
+               runtime, Codex, Gemini CLI); they take a second or two to start`;
 
 const PROMPT = 'Help me pick a database for a small web app.';
 
@@ -65,6 +66,7 @@ interface Demo {
   scratch: string;
   model?: AnthropicServer;
   chat?: OpenAIServer;
+  gemini?: GeminiServer;
   relay?: RunningRelay;
   unsubscribe: () => void;
 }
@@ -75,8 +77,12 @@ async function closeDemo(demo: Demo): Promise<void> {
   await demo.relay?.close().catch(() => {});
   await demo.model?.close().catch(() => {});
   await demo.chat?.close().catch(() => {});
+  await demo.gemini?.close().catch(() => {});
   rmSync(demo.scratch, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 });
 }
+
+/** Where each wire's scripted model listens. */
+const wireUrls = (demo: Demo): Record<Wire, string> => ({ messages: demo.model!.url, chat: demo.chat!.url, gemini: demo.gemini!.url });
 
 /** The scripted models, then the relay wired to them. */
 async function startDemo(demo: Demo, flags: DemoFlags): Promise<{ config: ServeConfig; plan: ReturnType<typeof demoPlan> }> {
@@ -88,13 +94,17 @@ async function startDemo(demo: Demo, flags: DemoFlags): Promise<{ config: ServeC
   // fakes under test/; the demo plays the same scripted model the tests use.
   const { demoModel, startAnthropicServer } = await import('../../test/fakes/anthropic-server.js');
   const { demoChatModel, startOpenAIServer } = await import('../../test/fakes/openai-server.js');
+  const { startGeminiServer } = await import('../../test/fakes/gemini-server.js');
+  const { demoGeminiModel, demoResponsesModel } = await import('../../test/fakes/acp-demo.js');
   const { registry, startRelay } = await import('../start.js');
   demo.model = await startAnthropicServer({ model: demoModel });
-  demo.chat = await startOpenAIServer({ model: demoChatModel });
+  demo.chat = await startOpenAIServer({ model: demoChatModel, responses: demoResponsesModel });
+  demo.gemini = await startGeminiServer({ model: demoGeminiModel });
   const providers = registry.describe({}, 0);
   const plan = demoPlan(providers, !flags.noCode);
-  const env = demoEnv(process.env, providers, { wires: plan.wires, urls: { messages: demo.model.url, chat: demo.chat.url } }, home, workdir);
-  const config = serveConfig({ port: flags.port, data: flags.data ? resolve(flags.data) : join(demo.scratch, 'data') }, env);
+  const env = demoEnv(process.env, providers, { wires: plan.wires, urls: wireUrls(demo) }, home, workdir);
+  // The relay's log would interleave with the demo's own lines: warnings only, unless asked.
+  const config = serveConfig({ port: flags.port, data: flags.data ? resolve(flags.data) : join(demo.scratch, 'data') }, { ...env, ASKRELAY_LOG: process.env.ASKRELAY_LOG?.trim() || 'warn' });
   try {
     demo.relay = await startRelay(config);
   } catch (err) {
@@ -161,11 +171,13 @@ function followSessions(relay: RunningRelay, followed: Followed, say: Say): () =
 async function sayStatus(relay: RunningRelay, session: Session, followed: Followed, say: Say): Promise<void> {
   if (session.status === 'idle') {
     const transcript = (await relay.sessions.get(session.id).catch(() => undefined))?.transcript ?? [];
-    const received = transcript.filter((e) => e.role === 'tool').at(-1)?.text;
+    // What the card's answer became for the agent: the tool line that names the card.
+    const received = transcript.filter((e) => e.role === 'tool' && e.cardId).at(-1)?.text;
     const said = transcript.filter((e) => e.role === 'assistant').at(-1)?.text;
     if (received !== undefined) {
       say(session.id, `received: ${received.replace(/\s+/g, ' ')}`);
-      const why = RESULT_WHY[followed.engines.get(session.id) ?? ''];
+      const engine = followed.engines.get(session.id) ?? '';
+      const why = RESULT_WHY[`${session.provider}/${engine}`] ?? RESULT_WHY[engine];
       if (why) say(session.id, `  (${why})`);
     }
     say(session.id, `turn ended${said ? `: ${said.replace(/\s+/g, ' ')}` : '.'}`);
@@ -192,9 +204,9 @@ function printAllAnswered(count: number, sessionId: string): void {
 }
 
 async function startSessions(relay: RunningRelay, sessions: readonly DemoSession[], followed: Followed, width: number, say: Say): Promise<void> {
-  for (const { provider, engine } of sessions) {
+  for (const { provider, engine, plan } of sessions) {
     try {
-      const session = await relay.sessions.start({ provider, engine, prompt: PROMPT });
+      const session = await relay.sessions.start({ provider, engine, prompt: PROMPT, ...(plan ? { plan } : {}) });
       followed.names.set(session.id, `${provider}/${engine}`);
       followed.engines.set(session.id, engine);
       say(session.id, `session ${session.id} started: "${PROMPT}"`);
@@ -228,7 +240,7 @@ export async function demoCommand(argv: string[]): Promise<number> {
   try {
     const { config, plan } = await startDemo(demo, flags);
     const relay = demo.relay!;
-    printIntro(relay, { messages: demo.model!.url, chat: demo.chat!.url }, config, flags, plan.wires);
+    printIntro(relay, wireUrls(demo), config, flags, plan.wires);
     const followed: Followed = { names: new Map(), engines: new Map(), answered: new Set(), planned: plan.sessions.length };
     const width = Math.max(...plan.sessions.map((p) => `${p.provider}/${p.engine}`.length));
     const say: Say = (sessionId, text) => console.log(`${(followed.names.get(sessionId) ?? sessionId).padEnd(width)}  ${text}`);

@@ -4,19 +4,23 @@ import type { ProviderInfo } from '../sessions/providers.js';
 // which provider and engine sessions its two scripted models can stand in for, and the
 // environment that points those providers at them. Pure; tested in test/cli/demo-plan.test.ts.
 
-export type Wire = 'messages' | 'chat';
+export type Wire = 'messages' | 'chat' | 'gemini';
 
 /**
  * The engines the demo's scripted models can play, by engine id: which model's wire each
  * speaks, and whether it starts an agent runtime (--no-code skips those). Which providers
  * offer them, and by which variables they are configured, is the registry's to say.
  */
-const PLAYED_ENGINES: Record<string, { wire: Wire; runtime: boolean }> = {
+const PLAYED_ENGINES: Record<string, { wire: Wire; runtime: boolean; plan?: true }> = {
   messages: { wire: 'messages', runtime: false },
   code: { wire: 'messages', runtime: true },
   sdk: { wire: 'chat', runtime: true },
+  // The agents of the Agent Client Protocol, by provider: each speaks its own wire. Codex asks
+  // only in Plan mode.
+  'codex/acp': { wire: 'chat', runtime: true, plan: true },
+  'gemini/acp': { wire: 'gemini', runtime: true },
 };
-export const WIRE_NAME: Record<Wire, string> = { messages: 'Anthropic Messages', chat: 'Chat Completions' };
+export const WIRE_NAME: Record<Wire, string> = { messages: 'Anthropic Messages', chat: 'Chat Completions and Responses', gemini: 'Gemini API' };
 
 /**
  * Why what an agent received reads as it does (the point of the demo: one answer, each
@@ -26,6 +30,8 @@ export const RESULT_WHY: Record<string, string> = {
   messages: "askrelay's own Messages loop wrote it, byte for byte as Claude Code writes AskUserQuestion's result",
   code: "Claude Code wrote it itself, from the answer askrelay handed back to its AskUserQuestion tool",
   sdk: "askrelay's ask_user answered the Copilot runtime in Copilot's own words (User selected / User responded)",
+  'codex/acp': 'askrelay answered Codex\'s form (ACP elicitation); Codex writes it for its model as {"answers":{"db":{"answers":["SQLite"]}}}',
+  'gemini/acp': "askrelay's ask_human (over MCP) answered Gemini CLI, which hands its model this text",
 };
 /** The scripted Chat Completions model's name: the Copilot runtime asks for it by name. */
 const CHAT_MODEL = 'gpt-scripted';
@@ -35,6 +41,8 @@ const ALSO_LEFT_OUT = ['ASKRELAY_', 'CLAUDE_'];
 export interface DemoSession {
   provider: string;
   engine: string;
+  /** Start it in the provider's plan mode (Codex asks only there). */
+  plan?: true;
 }
 
 /** What the demo plays: a provider's wire (the one its played engines speak), then the sessions, those without a runtime first. */
@@ -42,14 +50,14 @@ export function demoPlan(providers: readonly ProviderInfo[], withRuntimes: boole
   const wires = new Map<string, Wire>();
   const played = providers.flatMap((p) =>
     p.engines.flatMap((e) => {
-      const engine = PLAYED_ENGINES[e.id];
+      const engine = PLAYED_ENGINES[`${p.id}/${e.id}`] ?? PLAYED_ENGINES[e.id];
       if (!engine) return [];
       wires.set(p.id, engine.wire);
-      return [{ provider: p.id, engine: e.id, runtime: engine.runtime }];
+      return [{ provider: p.id, engine: e.id, runtime: engine.runtime, ...(engine.plan ? { plan: engine.plan } : {}) }];
     }),
   );
   const sessions = [...played.filter((s) => !s.runtime), ...(withRuntimes ? played.filter((s) => s.runtime) : [])];
-  return { wires, sessions: sessions.map(({ provider, engine }) => ({ provider, engine })) };
+  return { wires, sessions: sessions.map(({ runtime: _runtime, ...session }) => session) };
 }
 
 /** ANTHROPIC_BASE_URL → ANTHROPIC_: the family of variables a provider is configured by. */

@@ -7,15 +7,17 @@ import { describeProviders } from '../../src/sessions/providers.js';
 // (the demo itself is run end to end in test/cli/demo.test.ts). No relay runs here.
 
 const providers = describeProviders(PROVIDERS, {}, 0);
-const URLS = { messages: 'http://127.0.0.1:1/', chat: 'http://127.0.0.1:2/' };
+const URLS = { messages: 'http://127.0.0.1:1/', chat: 'http://127.0.0.1:2/', gemini: 'http://127.0.0.1:3/' };
 
 describe('the demo plan', () => {
   it('plays every provider engine its scripted models speak, those without a runtime first', () => {
     const plan = demoPlan(providers, true);
     expect(plan.sessions.map((s) => `${s.provider}/${s.engine}`)).toEqual([
-      'claude/messages', 'deepseek/messages', 'claude/code', 'deepseek/code', 'copilot/sdk', 'openai/sdk',
+      'claude/messages', 'deepseek/messages', 'claude/code', 'deepseek/code', 'copilot/sdk', 'openai/sdk', 'codex/acp', 'gemini/acp',
     ]);
-    expect([...plan.wires]).toEqual([['claude', 'messages'], ['deepseek', 'messages'], ['copilot', 'chat'], ['openai', 'chat']]);
+    // Codex asks only in Plan mode: the demo starts it there.
+    expect(plan.sessions.filter((s) => s.plan).map((s) => s.provider)).toEqual(['codex']);
+    expect([...plan.wires]).toEqual([['claude', 'messages'], ['deepseek', 'messages'], ['copilot', 'chat'], ['openai', 'chat'], ['codex', 'chat'], ['gemini', 'gemini']]);
     expect(demoPlan(providers, false).sessions.map((s) => `${s.provider}/${s.engine}`)).toEqual(['claude/messages', 'deepseek/messages']);
   });
 
@@ -44,6 +46,8 @@ describe('the demo plan', () => {
       OPENAI_BASE_URL: URLS.chat,
       OPENAI_API_KEY: 'demo',
       OPENAI_MODEL: 'gpt-scripted',
+      GOOGLE_GEMINI_BASE_URL: URLS.gemini,
+      GEMINI_API_KEY: 'demo',
       HOME: '/scratch/home',
       ASKRELAY_WORKDIR: '/scratch/work',
       CLAUDE_CODE_TOTAL_TOKENS_REMINDER: 'off',

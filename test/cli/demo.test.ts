@@ -76,7 +76,7 @@ async function sessionOf(demo: Demo, id: string): Promise<Session> {
 
 /** Answers the card with SQLite; its session ends the turn with the answer in its transcript. */
 async function answerAndSeeIdle(demo: Demo, card: Card, result = RESULT): Promise<Session> {
-  const res = await demo.api(`api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } } } });
+  const res = await demo.api(`api/cards/${card.id}/answer`, { method: 'POST', json: { answers: { [card.questions[0].id]: { selected: ['SQLite'] } } } });
   expect(res.status).toBe(200);
   const session = await waitUntil(async () => {
     const s = await sessionOf(demo, card.sessionId!);
@@ -122,26 +122,35 @@ describe('askrelay demo', { timeout: 120_000 }, () => {
     await interrupt(demo);
   });
 
-  it('with the agent runtimes: six cards (claude and deepseek on both engines, copilot and openai)', async () => {
+  it('with the agent runtimes: eight cards (claude and deepseek on both engines, copilot, openai, codex, gemini)', async () => {
     const demo = await startDemo(['--port', '0']);
-    const cards = await pendingCards(demo, 6, 60_000);
+    const cards = await pendingCards(demo, 8, 90_000);
     expect(cards.map((c) => `${c.provider}/${c.engine}`).sort()).toEqual([
       'claude/code',
       'claude/messages',
+      'codex/acp',
       'copilot/sdk',
       'deepseek/code',
       'deepseek/messages',
+      'gemini/acp',
       'openai/sdk',
     ]);
-    for (const card of cards) await answerAndSeeIdle(demo, card, card.engine === 'sdk' ? 'User selected: SQLite' : RESULT);
-    await waitUntil(() => demo.output().includes('All 6 answered.'), 'the closing lines');
+    const received: Record<string, string> = {
+      sdk: 'User selected: SQLite',
+      'codex/acp': '{"action":"accept","content":{"db":"SQLite"}}',
+      'gemini/acp': 'Which database? → SQLite',
+    };
+    for (const card of cards) await answerAndSeeIdle(demo, card, received[`${card.provider}/${card.engine}`] ?? received[card.engine!] ?? RESULT);
+    await waitUntil(() => demo.output().includes('All 8 answered.'), 'the closing lines');
     const out = demo.output();
     expect(out).toContain('copilot/sdk        received: User selected: SQLite\n');
     expect(out).toContain("copilot/sdk          (askrelay's ask_user answered the Copilot runtime in Copilot's own words (User selected / User responded))\n");
     expect(out).toContain(`claude/code        received: ${RESULT}\n`);
     expect(out).toContain('claude/code          (Claude Code wrote it itself, from the answer askrelay handed back to its AskUserQuestion tool)\n');
-    expect(out).toMatch(/All 6 answered\. One answer, and each agent received it in its own provider's words[^\n]*\nTry next:\n {2}askrelay session send s_\w+ "Ask me again"/);
-    expect(out.match(/ turn ended: Going with SQLite\.\n/g)).toHaveLength(6);
+    expect(out).toContain('codex/acp          received: {"action":"accept","content":{"db":"SQLite"}}\n');
+    expect(out).toContain('gemini/acp         received: Which database? → SQLite\n');
+    expect(out).toMatch(/All 8 answered\. One answer, and each agent received it in its own provider's words[^\n]*\nTry next:\n {2}askrelay session send s_\w+ "Ask me again"/);
+    expect(out.match(/ turn ended: Going with SQLite\.\n/g)).toHaveLength(8);
     await interrupt(demo);
   });
 

@@ -10,7 +10,13 @@ export function choiceIn(result: string): string | undefined {
   if (copilot) return copilot[1].trim();
   // Claude Code's AskUserQuestion: "Your questions have been answered: "<q>"="<a>". You can now…".
   const claude = /"="([\s\S]*?)"(?:\. You can now|\. Read the answers|, ")/.exec(result);
-  return claude?.[1];
+  if (claude) return claude[1];
+  // Codex's request_user_input: {"answers":{"db":{"answers":["SQLite"]}}}.
+  const codex = /"answers":\["([^"]*)"/.exec(result);
+  if (codex && codex[1] !== 'None of the above') return codex[1];
+  // askrelay's ask_user (Cursor's, Gemini CLI's ask_human): "Which database? → SQLite".
+  const cursor = / → (?!\(no answer\))(.+)/.exec(result);
+  return cursor?.[1].trim();
 }
 
 export function demoReply(result: string): string {
