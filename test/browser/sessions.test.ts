@@ -199,6 +199,8 @@ describe('sessions on the web page', () => {
       ['copilot', 'GitHub Copilot'],
       ['openai', 'OpenAI'],
       ['grok', 'Grok'],
+      ['codex', 'Codex'],
+      ['gemini', 'Gemini CLI'],
     ]);
     expect(await provider.inputValue()).toBe('claude');
     expect(await engines()).toEqual(['code', 'messages']);

@@ -205,7 +205,7 @@ describe('askrelay session', { timeout: 60_000 }, () => {
       const out = await run('session', ...args);
       expect(out, args.join(' ')).toMatchObject({ code: 1, stdout: '', stderr: 'askrelay session: No session "s_nope".\n' });
     }
-    const provider = await run('session', 'start', '--provider', 'gemini', 'Hi');
+    const provider = await run('session', 'start', '--provider', 'mistral', 'Hi');
     expect(provider.code).toBe(1);
     expect(provider.stderr).toMatch(/^askrelay session: provider: .*"claude"/);
     const engine = await run('session', 'start', '--provider', 'claude', '--engine', 'turbo', 'Hi');
