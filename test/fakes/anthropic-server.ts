@@ -9,9 +9,8 @@
 //
 // Run it by hand: node --import tsx test/fakes/anthropic-server.ts [port]
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { pathToFileURL } from 'node:url';
 import { demoModel } from './anthropic-script.js';
-import { chunk, isObject, listen, messageOf, randomId, readRequest, type LoggedRequest } from './fake-http.js';
+import { chunk, isObject, listen, messageOf, randomId, readRequest, serveWhenRunDirectly, type LoggedRequest } from './fake-http.js';
 
 // The helpers scripted models are made of (askingModel, lastToolResult, …, demoModel).
 export * from './anthropic-script.js';
@@ -395,30 +394,4 @@ function sendError(res: ServerResponse, status: number, type: string, message: s
 // ---------------------------------------------------------------------------
 // CLI: node --import tsx test/fakes/anthropic-server.ts [port]
 
-function runDirectly(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  try {
-    return import.meta.url === pathToFileURL(script).href;
-  } catch {
-    return false;
-  }
-}
-
-if (runDirectly()) {
-  const port = Number(process.argv[2] ?? 0);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`usage: node --import tsx test/fakes/anthropic-server.ts [port]\n`);
-    process.exit(2);
-  }
-  const server = await startAnthropicServer({
-    model: demoModel,
-    port,
-    onRequest: (r) => process.stderr.write(`${r.method} ${r.path}${r.query}\n`),
-  });
-  process.stdout.write(`${server.url}\n`);
-  process.stderr.write(`Scripted Anthropic Messages API at ${server.url} (ANTHROPIC_BASE_URL=${server.url}); Ctrl-C stops it.\n`);
-  const stop = () => void server.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
+await serveWhenRunDirectly(import.meta.url, { file: 'anthropic-server.ts', title: 'Scripted Anthropic Messages API', variable: 'ANTHROPIC_BASE_URL' }, (port, onRequest) => startAnthropicServer({ model: demoModel, port, onRequest }));

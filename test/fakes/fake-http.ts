@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { pathToFileURL } from 'node:url';
 import type { IncomingHttpHeaders, IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -78,4 +79,55 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 
 export function messageOf(error: unknown): string {
   return error instanceof Error ? error.message : String(error);
+}
+
+/**
+ * `node --import tsx test/fakes/<file>.ts [port]`: when the fake's module is the script being
+ * run, serves it on the port (0: any free one), prints its URL and the variable that points a
+ * client at it, logs each request on stderr, and stops on Ctrl-C.
+ */
+export async function serveWhenRunDirectly(
+  moduleUrl: string,
+  what: { file: string; title: string; variable: string },
+  start: (port: number, onRequest: (r: LoggedRequest) => void) => Promise<{ url: string; close(): Promise<void> }>,
+): Promise<void> {
+  const script = process.argv[1];
+  let direct = false;
+  try {
+    direct = !!script && moduleUrl === pathToFileURL(script).href;
+  } catch {
+    direct = false;
+  }
+  if (!direct) return;
+  const port = Number(process.argv[2] ?? 0);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) {
+    process.stderr.write(`usage: node --import tsx test/fakes/${what.file} [port]\n`);
+    process.exit(2);
+  }
+  const server = await start(port, (r) => process.stderr.write(`${r.method} ${r.path}${r.query}\n`));
+  process.stdout.write(`${server.url}\n`);
+  process.stderr.write(`${what.title} at ${server.url} (${what.variable}=${server.url}); Ctrl-C stops it.\n`);
+  const stop = () => void server.close().then(() => process.exit(0));
+  process.once('SIGINT', stop);
+  process.once('SIGTERM', stop);
+}
+
+/** What a script answers once its steps are used up. */
+export const END_OF_SCRIPT = '(end of script)';
+
+/** One step of a scripted model: a reply, a string (a text reply), or a function of the request returning either. */
+export type ScriptStepOf<Request, Reply> = Reply | string | ((request: Request, index: number) => Reply | string | Promise<Reply | string>);
+
+/**
+ * A model that plays `steps` in order, one per request; once they are used up it answers
+ * `end` (a text of END_OF_SCRIPT). Each model keeps its own position: one per server.
+ */
+export function playSteps<Request, Reply>(steps: ScriptStepOf<Request, Reply>[], end: Reply): (request: Request, index: number) => Promise<Reply> {
+  let next = 0;
+  return async (request, index) => {
+    const step = steps[next++];
+    if (step === undefined) return end;
+    const reply = typeof step === 'function' ? await (step as (r: Request, i: number) => Reply | string | Promise<Reply | string>)(request, index) : step;
+    return typeof reply === 'string' ? ({ text: reply } as Reply) : reply;
+  };
 }

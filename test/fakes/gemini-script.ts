@@ -2,7 +2,7 @@
 // request (the function responses sent back, the user's text, the functions offered) and
 // scriptedGemini, which plays a list of steps. Split from the server so each file stays
 // readable; gemini-server.ts re-exports all of it. No vitest.
-import { isObject } from './fake-http.js';
+import { END_OF_SCRIPT, isObject, playSteps, type ScriptStepOf } from './fake-http.js';
 import type { GenerateContentRequest, ScriptedGeminiModel, ScriptedGeminiReply } from './gemini-wire.js';
 
 // ---------------------------------------------------------------------------
@@ -113,25 +113,11 @@ function listOf<T>(value: ReadonlyArray<T> | null | undefined): ReadonlyArray<T>
 // ---------------------------------------------------------------------------
 // scriptedGemini: a list of steps, played in order
 
-export type GeminiScriptStep =
-  | ScriptedGeminiReply
-  | string
-  | ((request: GenerateContentRequest, index: number) => ScriptedGeminiReply | string | Promise<ScriptedGeminiReply | string>);
+export type GeminiScriptStep = ScriptStepOf<GenerateContentRequest, ScriptedGeminiReply>;
 
-/** What a script answers once its steps are used up. */
-export const END_OF_SCRIPT = '(end of script)';
+export { END_OF_SCRIPT };
 
-/**
- * A model that plays `steps` in order, one per request: a reply, a string (a text reply), or a
- * function of the request returning either. Once the steps are used up it answers
- * `"(end of script)"`. Each model keeps its own position, so create one per server.
- */
+/** A model that plays `steps` in order, one per request (fake-http.ts: playSteps); then `"(end of script)"`. One per server. */
 export function scriptedGemini(steps: GeminiScriptStep[]): ScriptedGeminiModel {
-  let next = 0;
-  return async (request, index) => {
-    const step = steps[next++];
-    if (step === undefined) return { text: END_OF_SCRIPT };
-    const reply = typeof step === 'function' ? await step(request, index) : step;
-    return typeof reply === 'string' ? { text: reply } : reply;
-  };
+  return playSteps(steps, { text: END_OF_SCRIPT });
 }

@@ -10,8 +10,7 @@
 //
 // Run it by hand: node --import tsx test/fakes/gemini-server.ts [port]
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { pathToFileURL } from 'node:url';
-import { isObject, listen, messageOf, readRequest, type LoggedRequest } from './fake-http.js';
+import { isObject, listen, messageOf, readRequest, serveWhenRunDirectly, type LoggedRequest } from './fake-http.js';
 import { lastFunctionResponse } from './gemini-script.js';
 import {
   countTokens,
@@ -193,30 +192,4 @@ export const echoGeminiModel: ScriptedGeminiModel = (request) => {
 // ---------------------------------------------------------------------------
 // CLI: node --import tsx test/fakes/gemini-server.ts [port]
 
-function runDirectly(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  try {
-    return import.meta.url === pathToFileURL(script).href;
-  } catch {
-    return false;
-  }
-}
-
-if (runDirectly()) {
-  const port = Number(process.argv[2] ?? 0);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`usage: node --import tsx test/fakes/gemini-server.ts [port]\n`);
-    process.exit(2);
-  }
-  const server = await startGeminiServer({
-    model: echoGeminiModel,
-    port,
-    onRequest: (r) => process.stderr.write(`${r.method} ${r.path}${r.query}\n`),
-  });
-  process.stdout.write(`${server.url}\n`);
-  process.stderr.write(`Scripted Gemini API at ${server.url} (GOOGLE_GEMINI_BASE_URL=${server.url}); Ctrl-C stops it.\n`);
-  const stop = () => void server.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
+await serveWhenRunDirectly(import.meta.url, { file: 'gemini-server.ts', title: 'Scripted Gemini API', variable: 'GOOGLE_GEMINI_BASE_URL' }, (port, onRequest) => startGeminiServer({ model: echoGeminiModel, port, onRequest }));

@@ -8,7 +8,7 @@
 // No vitest: this also powers `askrelay demo`.
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
-import { chunk, isObject, messageOf, randomId } from './fake-http.js';
+import { chunk, END_OF_SCRIPT, isObject, messageOf, playSteps, randomId, type ScriptStepOf } from './fake-http.js';
 import { ARGUMENTS_CHUNK, DEFAULT_MODEL, sendError, sendJson, TEXT_CHUNK, type ScriptedError } from './openai-wire.js';
 
 // ---------------------------------------------------------------------------
@@ -294,21 +294,11 @@ function partsText(content: unknown): string {
 // ---------------------------------------------------------------------------
 // scriptedResponses: a list of steps, played in order
 
-export type ResponsesScriptStep =
-  | ScriptedResponsesReply
-  | string
-  | ((request: ResponsesRequest, index: number) => ScriptedResponsesReply | string | Promise<ScriptedResponsesReply | string>);
+export type ResponsesScriptStep = ScriptStepOf<ResponsesRequest, ScriptedResponsesReply>;
 
-/** What a script answers once its steps are used up (the same words as the chat scripts'). */
-export const END_OF_SCRIPT = '(end of script)';
+export { END_OF_SCRIPT };
 
-/** A model that plays `steps` in order, one per request (a string is a text reply); then `"(end of script)"`. One per server. */
+/** A model that plays `steps` in order, one per request (fake-http.ts: playSteps); then `"(end of script)"`. One per server. */
 export function scriptedResponses(steps: ResponsesScriptStep[]): ScriptedResponsesModel {
-  let next = 0;
-  return async (request, index) => {
-    const step = steps[next++];
-    if (step === undefined) return { text: END_OF_SCRIPT };
-    const reply = typeof step === 'function' ? await step(request, index) : step;
-    return typeof reply === 'string' ? { text: reply } : reply;
-  };
+  return playSteps(steps, { text: END_OF_SCRIPT });
 }

@@ -15,9 +15,8 @@
 //
 // Run it by hand: node --import tsx test/fakes/openai-server.ts [port]
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { pathToFileURL } from 'node:url';
 import { demoReply } from './demo-reply.js';
-import { isObject, listen, messageOf, readRequest, type LoggedRequest } from './fake-http.js';
+import { isObject, listen, messageOf, readRequest, serveWhenRunDirectly, type LoggedRequest } from './fake-http.js';
 import { answerResponses, type ScriptedResponsesModel } from './openai-responses.js';
 import { DEFAULT_MODEL, modelObject, sendError, sendJson, writeCompletion, type ChatRequest, type ScriptedChatModel, type ScriptedChatReply } from './openai-wire.js';
 
@@ -307,30 +306,4 @@ export const demoChatModel: ScriptedChatModel = (request) => {
 // ---------------------------------------------------------------------------
 // CLI: node --import tsx test/fakes/openai-server.ts [port]
 
-function runDirectly(): boolean {
-  const script = process.argv[1];
-  if (!script) return false;
-  try {
-    return import.meta.url === pathToFileURL(script).href;
-  } catch {
-    return false;
-  }
-}
-
-if (runDirectly()) {
-  const port = Number(process.argv[2] ?? 0);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`usage: node --import tsx test/fakes/openai-server.ts [port]\n`);
-    process.exit(2);
-  }
-  const server = await startOpenAIServer({
-    model: demoChatModel,
-    port,
-    onRequest: (r) => process.stderr.write(`${r.method} ${r.path}${r.query}\n`),
-  });
-  process.stdout.write(`${server.url}\n`);
-  process.stderr.write(`Scripted OpenAI Chat Completions API at ${server.url} (OPENAI_BASE_URL=${server.url}); Ctrl-C stops it.\n`);
-  const stop = () => void server.close().then(() => process.exit(0));
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-}
+await serveWhenRunDirectly(import.meta.url, { file: 'openai-server.ts', title: 'Scripted OpenAI Chat Completions API', variable: 'OPENAI_BASE_URL' }, (port, onRequest) => startOpenAIServer({ model: demoChatModel, port, onRequest }));

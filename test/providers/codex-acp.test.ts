@@ -1,18 +1,9 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { codexProvider } from '../../providers/codex/index.js';
 import type { Card } from '../../src/cards/model.js';
-import { Relay } from '../../src/relay/relay.js';
-import { SessionManager } from '../../src/sessions/manager.js';
-import { describeProviders, runnerFactories } from '../../src/sessions/providers.js';
-import { asyncSessions } from '../../src/store/session-store.js';
-import { SqliteStore } from '../../src/store/sqlite-store.js';
-import { asyncCards } from '../../src/store/store.js';
 import { functionCallOutputs, lastFunctionCallOutput, type ResponsesRequest, type ScriptedResponsesModel, type ScriptedResponsesReply } from '../fakes/openai-responses.js';
 import { startOpenAIServer, type OpenAIServer } from '../fakes/openai-server.js';
-import { waitUntil } from '../support/wait-until.js';
+import { providerSessions, type ProviderSessions } from '../support/provider-sessions.js';
 
 // The real Codex (codex-acp 2.6.0 driving `codex app-server` 0.166) run by askrelay's ACP
 // runner against the scripted Responses API server: its questions (Plan mode's
@@ -22,10 +13,7 @@ import { waitUntil } from '../support/wait-until.js';
 const HOUR = 3_600_000;
 const TITLE = /generate a very short title/;
 
-let dir: string;
-let store: SqliteStore;
-let relay: Relay;
-let manager: SessionManager;
+let h: ProviderSessions;
 let server: OpenAIServer;
 let script: ScriptedResponsesModel;
 const requests: ResponsesRequest[] = [];
@@ -44,43 +32,17 @@ beforeAll(async () => {
 afterAll(() => server?.close());
 
 async function start(steps: (string | ScriptedResponsesReply)[], options: { plan?: boolean; env?: Record<string, string>; waitMs?: number } = {}) {
-  dir = mkdtempSync(join(tmpdir(), 'askrelay-codex-test-'));
-  store = new SqliteStore(join(dir, 'askrelay.sqlite'));
-  const waitMs = options.waitMs ?? HOUR;
-  relay = new Relay({ store: asyncCards(store), waits: { default: waitMs } });
-  await relay.start();
-  manager = newManager(options.env, waitMs);
+  h = await providerSessions(codexProvider, () => ({ OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'sk-test', ...options.env }), options.waitMs ?? HOUR);
   let next = 0;
   script = async () => {
     const step = steps[next++];
     return step === undefined ? { text: '(end of script)' } : typeof step === 'string' ? { text: step } : step;
   };
   requests.length = 0;
-  return manager.start({ provider: 'codex', prompt: 'Pick a database.', ...(options.plan ? { plan: true } : {}) });
+  return h.manager.start({ provider: 'codex', prompt: 'Pick a database.', ...(options.plan ? { plan: true } : {}) });
 }
 
-/** A session manager on this test's relay and store, as a relay (re)starting makes one. */
-function newManager(extra: Record<string, string> = {}, waitMs = HOUR) {
-  const env = { PATH: process.env.PATH, OPENAI_BASE_URL: server.url, OPENAI_API_KEY: 'sk-test', ASKRELAY_WORKDIR: dir, ...extra };
-  const providers = runnerFactories([codexProvider], describeProviders([codexProvider], env, waitMs));
-  return new SessionManager({ relay, store: asyncSessions(store.sessions), providers, env, stuckAfterMs: 10 * 60_000 });
-}
-
-afterEach(async () => {
-  await manager?.close();
-  relay?.stop();
-  store?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
-
-const pendingCard = (sessionId: string) =>
-  waitUntil(async () => (await relay.list({ sessionId, status: 'pending' }))[0], 'a pending card', 30_000);
-const idle = (id: string) =>
-  waitUntil(async () => {
-    const s = await manager.get(id);
-    if (s.status === 'failed') throw new Error(`session failed: ${s.error}`);
-    return s.status === 'idle' ? s : undefined;
-  }, `${id} idle`, 30_000);
+afterEach(() => h?.close());
 
 const ASK = {
   functionCalls: [
@@ -91,11 +53,12 @@ const ASK = {
   ],
 };
 
+
 describe('codex (the real Codex through ACP)', { timeout: 60_000 }, () => {
   it('Plan mode: request_user_input is a question card; a pick reaches the model as Codex writes it', async () => {
     const session = await start([ASK, 'Postgres it is.'], { plan: true });
     expect(session.plan).toBe(true);
-    const card = await pendingCard(session.id);
+    const card = await h.pendingCard(session.id);
     expect(card).toMatchObject({ provider: 'codex', engine: 'acp', tool: 'request_user_input', origin: 'native', kind: 'question', layout: 'steps' });
     expect(card.questions).toEqual([
       {
@@ -107,24 +70,24 @@ describe('codex (the real Codex through ACP)', { timeout: 60_000 }, () => {
         freeText: true,
       },
     ]);
-    await relay.answer(card.id, { db: { selected: ['Postgres (Recommended)'] } });
-    const done = await idle(session.id);
+    await h.relay.answer(card.id, { db: { selected: ['Postgres (Recommended)'] } });
+    const done = await h.idle(session.id);
     expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toBe('{"answers":{"db":{"answers":["Postgres (Recommended)"]}}}');
     expect(done.transcript?.at(-1)).toMatchObject({ role: 'assistant', text: 'Postgres it is.' });
   });
 
   it('typed words go in the note, as "None of the above"', async () => {
     const session = await start([ASK, 'MySQL then.'], { plan: true });
-    const card = await pendingCard(session.id);
-    await relay.answer(card.id, { db: { selected: [], text: 'MySQL, we run it already' } });
-    await idle(session.id);
+    const card = await h.pendingCard(session.id);
+    await h.relay.answer(card.id, { db: { selected: [], text: 'MySQL, we run it already' } });
+    await h.idle(session.id);
     expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toBe('{"answers":{"db":{"answers":["None of the above","user_note: MySQL, we run it already"]}}}');
   });
 
   it('a skipped question declines, and Codex tells its model so', async () => {
     const session = await start([ASK, 'Going on without it.'], { plan: true });
-    await relay.skip((await pendingCard(session.id)).id);
-    await idle(session.id);
+    await h.relay.skip((await h.pendingCard(session.id)).id);
+    await h.idle(session.id);
     // Declined: Codex answers its model with no answers at all.
     expect(functionCallOutputs(requests.at(-1)!).map((o) => o.output)).toEqual(['{"answers":{}}']);
   });
@@ -132,50 +95,50 @@ describe('codex (the real Codex through ACP)', { timeout: 60_000 }, () => {
   it('workspace-write: a command that needs approval is an approval card with Codex\'s options; allowed, it runs', async () => {
     const exec = { functionCalls: [{ name: 'exec_command', arguments: { cmd: 'echo approved', sandbox_permissions: 'require_escalated', justification: 'Print a word' } }] };
     const session = await start([exec, 'Done.']);
-    const card = await pendingCard(session.id);
+    const card = await h.pendingCard(session.id);
     expect(card).toMatchObject({ kind: 'approval', tool: 'permission:execute', provider: 'codex' });
     expect(card.questions[0].text).toContain('echo approved');
     expect(card.questions[0].options.map((o) => o.description)).toEqual(['Allow once', 'Allow always', 'Reject']);
-    await relay.answer(card.id, { permission: { selected: [card.questions[0].options[0].label] } });
-    await idle(session.id);
+    await h.relay.answer(card.id, { permission: { selected: [card.questions[0].options[0].label] } });
+    await h.idle(session.id);
     expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toContain('approved');
   });
 
   it('ASKRELAY_APPROVE_TOOLS=1: allowed once without a card', async () => {
     const exec = { functionCalls: [{ name: 'exec_command', arguments: { cmd: 'echo unasked', sandbox_permissions: 'require_escalated', justification: 'Print a word' } }] };
     const session = await start([exec, 'Done.'], { env: { ASKRELAY_APPROVE_TOOLS: '1' } });
-    await idle(session.id);
-    expect(await relay.list({ sessionId: session.id })).toEqual([]);
+    await h.idle(session.id);
+    expect(await h.relay.list({ sessionId: session.id })).toEqual([]);
     expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toContain('unasked');
   });
 
   it('a rejected command does not run', async () => {
     const exec = { functionCalls: [{ name: 'exec_command', arguments: { cmd: 'echo never', sandbox_permissions: 'require_escalated', justification: 'Print a word' } }] };
     const session = await start([exec, 'Understood.']);
-    const card = await pendingCard(session.id);
+    const card = await h.pendingCard(session.id);
     const reject = card.questions[0].options.find((o) => o.description === 'Reject')!;
-    await relay.answer(card.id, { permission: { selected: [reject.label] } });
-    await idle(session.id);
+    await h.relay.answer(card.id, { permission: { selected: [reject.label] } });
+    await h.idle(session.id);
     // "No, and tell Codex what to do differently": the command never runs, and Codex ends its
     // turn to wait for the user's words without asking its model again.
     expect(requests).toHaveLength(1);
-    expect((await manager.get(session.id)).transcript?.map((e) => e.text).join('\n')).not.toContain('Understood.');
+    expect((await h.manager.get(session.id)).transcript?.map((e) => e.text).join('\n')).not.toContain('Understood.');
   });
 
   it('stopping the session in the middle of a wait cancels the card and ends Codex', async () => {
     const session = await start([ASK], { plan: true });
-    const card = await pendingCard(session.id);
-    await manager.stop(session.id);
-    expect((await relay.get(card.id)).status).toBe('cancelled' satisfies Card['status']);
-    expect((await manager.get(session.id)).status).toBe('stopped');
+    const card = await h.pendingCard(session.id);
+    await h.manager.stop(session.id);
+    expect((await h.relay.get(card.id)).status).toBe('cancelled' satisfies Card['status']);
+    expect((await h.manager.get(session.id)).status).toBe('stopped');
   });
 
   it('an expired question cancels the elicitation: Codex\'s model reads no answers', async () => {
     const session = await start([ASK, 'Going on.'], { plan: true, waitMs: 1500 });
-    const card = await pendingCard(session.id);
-    const closed = await relay.settle(card.id);
+    const card = await h.pendingCard(session.id);
+    const closed = await h.relay.settle(card.id);
     expect(closed.status).toBe('expired');
-    await idle(session.id);
+    await h.idle(session.id);
     // Cancelled, Codex answers its model as for a skip: no answers at all.
     expect(requests).toHaveLength(2);
     expect(functionCallOutputs(requests[1]).map((o) => o.output)).toEqual(['{"answers":{}}']);
@@ -183,13 +146,11 @@ describe('codex (the real Codex through ACP)', { timeout: 60_000 }, () => {
 
   it('a restart with the question open: the thread is loaded again, the card waited for, its answer sent in a prompt', async () => {
     const session = await start([ASK, 'Noted after the restart.'], { plan: true });
-    const card = await pendingCard(session.id);
-    await manager.close(); // the relay stops: Codex's process with it; the card stays open
-    expect((await relay.get(card.id)).status).toBe('pending');
-    manager = newManager();
-    await manager.recover();
-    await relay.answer(card.id, { db: { selected: ['SQLite'] } });
-    await idle(session.id);
+    const card = await h.pendingCard(session.id);
+    await h.restart(); // the relay stops (Codex's process with it) and starts again
+    expect((await h.relay.get(card.id)).status).toBe('pending');
+    await h.relay.answer(card.id, { db: { selected: ['SQLite'] } });
+    await h.idle(session.id);
     const prompt = requests.at(-1)!;
     expect(JSON.stringify(prompt.input)).toContain('askrelay restarted while your request was open');
     expect(JSON.stringify(prompt.input)).toContain('The user answered: db=SQLite.');
