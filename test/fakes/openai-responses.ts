@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { chunk, END_OF_SCRIPT, isObject, messageOf, playSteps, randomId, type ScriptStepOf } from './fake-http.js';
-import { ARGUMENTS_CHUNK, DEFAULT_MODEL, sendError, sendJson, TEXT_CHUNK, type ScriptedError } from './openai-wire.js';
+import { ARGUMENTS_CHUNK, DEFAULT_MODEL, sendError, sendJson, startEventStream, TEXT_CHUNK, type ScriptedError } from './openai-wire.js';
 
 // ---------------------------------------------------------------------------
 // Request shapes (loose on purpose: Codex sends ids, namespaces and fields the SDK types lack)
@@ -147,14 +147,7 @@ export function writeResponse(res: ServerResponse, request: ResponsesRequest, re
     else sendJson(res, 200, completed);
     return;
   }
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-    'x-request-id': randomId('req_', 32),
-    'openai-version': '2020-10-01',
-    'openai-processing-ms': '1',
-  });
+  startEventStream(res);
   let sequence = 0;
   const send = (type: string, fields: Record<string, unknown>) =>
     res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence++, ...fields })}\n\n`);

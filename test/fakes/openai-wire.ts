@@ -218,7 +218,8 @@ function buildCompletion(request: ChatRequest, reply: ScriptedChatReply, promptT
  * stream from its chunk on with one `data: {"error": {…}}`; `cutAfterChunks`
  * destroys the socket there instead.
  */
-function streamCompletion(res: ServerResponse, completion: BuiltCompletion, includeUsage: boolean, reply: ScriptedChatReply): void {
+/** The headers OpenAI's API opens an event stream with (Chat Completions and Responses alike). */
+export function startEventStream(res: ServerResponse): void {
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
@@ -227,6 +228,10 @@ function streamCompletion(res: ServerResponse, completion: BuiltCompletion, incl
     'openai-version': '2020-10-01',
     'openai-processing-ms': '1',
   });
+}
+
+function streamCompletion(res: ServerResponse, completion: BuiltCompletion, includeUsage: boolean, reply: ScriptedChatReply): void {
+  startEventStream(res);
   const chunks: Record<string, unknown>[] = [];
   const send = (delta: Record<string, unknown>, finishReason: FinishReason | null = null) =>
     chunks.push({
