@@ -7,15 +7,18 @@ import { agentEnv } from '../../src/sessions/agent-env.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import { lazyRunner, missingKeyRunner, type ProviderRunner, type RunnerContext } from '../../src/sessions/runner.js';
 import { codexQuestions, questionContent, questionDraft } from './adapter.js';
-import { CODEX_FORM, REQUEST_USER_INPUT } from './tool.js';
+import { cursorDialect } from '../cursor/index.js';
+import { ASK_USER, CODEX_FORM, REQUEST_USER_INPUT } from './tool.js';
 
 // Codex through the Agent Client Protocol: @agentclientprotocol/codex-acp drives `codex
 // app-server` (its binary from npm) and askrelay is its ACP client (src/acp/acp-runner.ts).
 // Each session gets a private CODEX_HOME whose config.toml points Codex at OPENAI_BASE_URL
 // through a custom model provider on the Responses API, the key read from OPENAI_API_KEY.
 // The session runs in Codex's workspace-write mode, where approvals come to the human (its
-// default mode has a model review them instead); with `plan` it starts in Plan mode, the
-// only mode in which Codex has a question tool (request_user_input).
+// default mode has a model review them instead); with `plan` it starts in Plan mode, where
+// Codex asks with its own request_user_input. In every mode askrelay's MCP server is in the
+// config (src/acp/ask-mcp-server.ts): ask_user and the relay tool, approved there so that a
+// question is not first an approval card, with a call timeout as long as a card may wait.
 
 export const CODEX_ENDPOINT = { name: 'Codex', apiKeyVar: 'OPENAI_API_KEY', baseUrlVar: 'OPENAI_BASE_URL', modelVar: 'CODEX_MODEL' };
 export const DEFAULT_MODEL = 'gpt-5-codex';
@@ -23,8 +26,15 @@ export const DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 /** The mode whose approvals reach the human. */
 export const APPROVAL_MODE = 'workspace-write';
 
-/** The config.toml of a session's CODEX_HOME: the endpoint as a custom provider, nothing phoning home. */
-export function codexConfig(baseUrl: string, model: string): string {
+/** The variable that carries askrelay's MCP server token to Codex (never written to a file). */
+export const MCP_TOKEN_VAR = 'ASKRELAY_MCP_TOKEN';
+
+/**
+ * The config.toml of a session's CODEX_HOME: the endpoint as a custom provider, nothing phoning
+ * home, and askrelay's MCP server (ask_user, the relay tool) with a call timeout as long as a
+ * card may wait.
+ */
+export function codexConfig(baseUrl: string, model: string, mcp?: { url: string; timeoutSec: number }): string {
   return [
     `model = ${JSON.stringify(model)}`,
     'model_provider = "askrelay"',
@@ -38,6 +48,7 @@ export function codexConfig(baseUrl: string, model: string): string {
     'wire_api = "responses"',
     `env_key = "${CODEX_ENDPOINT.apiKeyVar}"`,
     'supports_websockets = false',
+    ...(mcp ? ['[mcp_servers.askrelay]', `url = ${JSON.stringify(mcp.url)}`, `bearer_token_env_var = "${MCP_TOKEN_VAR}"`, `tool_timeout_sec = ${mcp.timeoutSec}`, 'default_tools_approval_mode = "approve"'] : []),
     '',
   ].join('\n');
 }
@@ -50,15 +61,17 @@ const codexAcp = () => join(dirname(createRequire(import.meta.url).resolve('@age
 export const codexSpec: AcpAgentSpec = {
   name: 'Codex',
   form: CODEX_FORM,
-  async launch(ctx: RunnerContext) {
+  askTool: { dialect: cursorDialect, name: ASK_USER },
+  async launch(ctx: RunnerContext, mcp) {
     const home = codexHome(ctx.session.id);
     mkdirSync(home, { recursive: true, mode: 0o700 });
-    writeFileSync(join(home, 'config.toml'), codexConfig(ctx.env.OPENAI_BASE_URL || DEFAULT_BASE_URL, ctx.session.model || DEFAULT_MODEL), { mode: 0o600 });
+    const timeoutSec = Math.ceil((ctx.waitMs ?? 8 * 3_600_000) / 1000) + 60;
+    writeFileSync(join(home, 'config.toml'), codexConfig(ctx.env.OPENAI_BASE_URL || DEFAULT_BASE_URL, ctx.session.model || DEFAULT_MODEL, mcp && { url: mcp.url, timeoutSec }), { mode: 0o600 });
     return {
       command: process.execPath,
       args: [codexAcp()],
       // The agent's shell acts as the session (agentEnv); HOME too is the session's own.
-      env: { ...agentEnv(ctx.env), HOME: home, CODEX_HOME: home },
+      env: { ...agentEnv(ctx.env), HOME: home, CODEX_HOME: home, ...(mcp ? { [MCP_TOKEN_VAR]: mcp.token } : {}) },
       cwd: ctx.env.ASKRELAY_WORKDIR ?? process.cwd(),
     };
   },
@@ -71,8 +84,8 @@ export const codexSpec: AcpAgentSpec = {
     const questions = codexQuestions(request);
     return questions && { draft: questionDraft(questions), result: (card) => questionContent(questions, card) };
   },
-  // Only Plan mode has a question tool to tell Codex about.
-  guidance: (ctx) => (ctx.session.plan ? relayGuidance(REQUEST_USER_INPUT, ctx.session.relayMode) : ''),
+  // Plan mode has Codex's own question tool; outside it, askrelay's (its MCP tools are grouped as mcp__askrelay).
+  guidance: (ctx) => relayGuidance(ctx.session.plan ? REQUEST_USER_INPUT : `mcp__askrelay ${ASK_USER}`, ctx.session.relayMode),
 };
 
 export const codexRunner: ProviderRunner = {

@@ -13,7 +13,7 @@ export const NONE_OF_THE_ABOVE = 'None of the above';
 /** The note field of a question (`_meta.codex.role` "user_note"). */
 export const NOTE_SUFFIX = '_note';
 
-/** Outside Plan mode Codex has no question tool: it asks through askrelay's ask_user (MCP). */
+/** Outside Plan mode Codex has no question tool of its own: it asks through askrelay's ask_user (MCP, the mcp__askrelay namespace). */
 export const ASK_USER = 'ask_user';
 
 /** Codex's message on every elicitation it sends for request_user_input. */

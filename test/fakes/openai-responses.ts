@@ -65,6 +65,8 @@ export interface ScriptedFunctionCall {
   arguments: unknown;
   /** Defaults to a fresh `call_…` id (the id the result comes back under, as `function_call_output.call_id`). */
   callId?: string;
+  /** The tool's namespace, for a tool offered inside a `namespace` tool (Codex's MCP servers: `mcp__<server>`). */
+  namespace?: string;
 }
 
 export interface ScriptedResponsesReply {
@@ -133,7 +135,7 @@ export function writeResponse(res: ServerResponse, request: ResponsesRequest, re
   }
   for (const call of reply.functionCalls ?? []) {
     const args = typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments ?? {});
-    items.push({ id: openAIItemId('fc_'), type: 'function_call', status: 'completed', arguments: args, call_id: call.callId ?? randomId('call_', 24), name: call.name });
+    items.push({ id: openAIItemId('fc_'), type: 'function_call', status: 'completed', arguments: args, call_id: call.callId ?? randomId('call_', 24), name: call.name, ...(call.namespace ? { namespace: call.namespace } : {}) });
   }
   const produced = items.reduce((sum, item) => sum + (item.type === 'message' ? (reply.text ?? '').length : `${item.name}${item.arguments}`.length), 0);
   const outputTokens = Math.max(1, Math.ceil(produced / 4));

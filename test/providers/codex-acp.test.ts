@@ -156,3 +156,21 @@ describe('codex (the real Codex through ACP)', { timeout: 60_000 }, () => {
     expect(JSON.stringify(prompt.input)).toContain('The user answered: db=SQLite.');
   });
 });
+
+describe('codex outside Plan mode', { timeout: 60_000 }, () => {
+  it('asks through askrelay\'s ask_user over MCP (approved in its config, so no approval card); the answer reaches the model', async () => {
+    const ask = { functionCalls: [{ name: 'ask_user', namespace: 'mcp__askrelay', arguments: { questions: [{ question: 'Which database?', header: 'DB', options: [{ label: 'PostgreSQL' }, { label: 'SQLite' }] }] } }] };
+    const session = await start([ask, 'Fine.']);
+    const card = await h.pendingCard(session.id);
+    expect(card).toMatchObject({ provider: 'codex', tool: 'ask_user', kind: 'question', sessionId: session.id });
+    const offered = (requests[0].tools as { name?: string; tools?: { name: string }[] }[]).find((t) => t.name === 'mcp__askrelay');
+    expect(offered?.tools?.map((t) => t.name)).toContain('ask_user');
+    await h.relay.answer(card.id, { [card.questions[0].id]: { selected: ['SQLite'] } });
+    await h.idle(session.id);
+    expect(await h.relay.list({ sessionId: session.id })).toHaveLength(1); // the question only
+    // Codex hands its model the tool's structured result, after the call's wall time.
+    expect(lastFunctionCallOutput(requests.at(-1)!)?.output).toMatch(
+      /^Wall time: [\d.]+ seconds\nOutput:\n\{"status":"answered","cardId":"c_\w+","answers":\[\{"question":"Which database\?","header":"DB","selected":\["SQLite"\]\}\]\}$/,
+    );
+  });
+});
