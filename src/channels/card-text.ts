@@ -1,5 +1,6 @@
 import { asAnswered } from '../cards/answer.js';
 import type { Card, Question } from '../cards/model.js';
+import { clip } from '../cards/text.js';
 
 // What a card says in a chat, the same words on every channel (each channel adds its own
 // markup and buttons). Pure: no I/O.
@@ -10,12 +11,18 @@ export function takesButtons(card: Card): boolean {
   return card.questions.length === 1 && card.layout === 'steps' && !q.multiSelect && q.options.length > 0;
 }
 
-/** The line above the question: the card's title, else the question's header. */
+/**
+ * A heading longer than this is cut: a title of thousands of characters would leave no room
+ * for the question itself in a platform's message (and Discord's bold around it unclosed).
+ */
+export const HEADING_CHARS = 256;
+
+/** The line above the question: the card's title, else the question's header, cut to HEADING_CHARS. */
 export function heading(card: Card): string {
   const first = card.questions[0];
   const title = card.title?.trim() || (card.questions.length === 1 ? first?.header?.trim() : '') || '';
   const kind = card.kind === 'approval' ? 'Approval needed' : 'Question';
-  return title ? `${kind}: ${title}` : kind;
+  return clip(title ? `${kind}: ${title}` : kind, HEADING_CHARS);
 }
 
 export interface QuestionText {

@@ -129,11 +129,18 @@ function bodyOf(card: Card, buttons: boolean, footer?: string): string {
   return clip(render(card, buttons, footer, 120), MESSAGE_CHARS);
 }
 
+/**
+ * Agent text with its @-mentions made inert: Mattermost notifies a whole channel for
+ * `@channel`, `@here` and `@all` (and a person for `@name`) in a post's Markdown; a zero-width
+ * space after the `@` keeps the text as it reads and notifies nobody.
+ */
+export const quiet = (text: string) => text.replace(/(^|[^\w@.])@(?=[\w.-])/g, '$1@\u200b');
+
 function render(card: Card, buttons: boolean, footer: string | undefined, max: number): string {
-  const cut = (text: string) => (max === Infinity ? text : clip(text, max));
-  const blocks = [`**${heading(card)}**`];
+  const cut = (text: string) => quiet(max === Infinity ? text : clip(text, max));
+  const blocks = [`**${quiet(heading(card))}**`];
   for (const q of questionTexts(card)) {
-    const lead = q.number ? `**${q.number}.${q.header ? ` ${q.header}` : ''}**${q.header ? ' —' : ''} ` : '';
+    const lead = q.number ? `**${q.number}.${q.header ? ` ${quiet(q.header)}` : ''}**${q.header ? ' —' : ''} ` : '';
     const lines = [`${lead}${cut(q.text)}${q.hint ? ` _(${q.hint})_` : ''}`];
     for (const o of q.options) {
       const description = o.description && max > 120 ? ` — ${cut(o.description)}` : '';

@@ -101,7 +101,8 @@ function questionBody(card: Card, q: QuestionText, mode: 'buttons' | 'text' | 'c
   if (mode === 'closed') return lines.join('\n');
   for (const o of q.options) {
     const description = o.description ? ` — ${rich(o.description)}` : '';
-    if (mode === 'buttons' && !description && [...o.label].length <= BUTTON_TEXT_CHARS) continue;
+    // Slack counts in UTF-16 units (the safe side): a label its button must cut is listed whole here.
+    if (mode === 'buttons' && !description && o.label.length <= BUTTON_TEXT_CHARS) continue;
     lines.push(`${mode === 'buttons' ? '•' : `*${o.n}.*`} ${escapeMrkdwn(o.label)}${description}`);
   }
   return lines.join('\n');
