@@ -194,6 +194,21 @@ describe('slack channel', () => {
     expect([...fake.ephemerals[0].text].length).toBeLessThanOrEqual(3000);
   });
 
+  it('four questions of 3,500 characters fit Slack\'s total for blocks (12,000 would be refused): texts are cut, the card is posted and closed', async () => {
+    const long = (n: number) => `Question ${n}: ${'why '.repeat(870)}`;
+    const card = await h.ask({ questions: [1, 2, 3, 4].map((n) => ({ id: `q${n}`, text: long(n), options: ['Yes', 'No'] })) });
+    await h.idle();
+    const [message] = fake.messages;
+    expect(message).toBeDefined();
+    const text = (blocks: any[]) => blocks.reduce((n: number, b: any) => n + String(b.text?.text ?? '').length + (b.elements ?? []).reduce((m: number, e: any) => m + String(e.text?.text ?? e.text ?? '').length, 0), 0);
+    expect(text(message.blocks)).toBeLessThanOrEqual(11_000);
+    expect(JSON.stringify(message.blocks)).toContain('Question 4:');
+    await h.relay.skip(card.id);
+    await h.idle();
+    expect(message.edits).toHaveLength(1);
+    expect(text(message.edits[0].blocks)).toBeLessThanOrEqual(11_000);
+  });
+
   it('tells an unreadable thread reply privately, in the thread, without repeating it', async () => {
     const card = await h.ask({ questions: [{ text: 'Which colours?', options: ['Red', 'Green'], multiSelect: true, freeText: false }] });
     await h.idle();

@@ -160,6 +160,17 @@ describe('the fake Slack Web API, driven by @slack/web-api', () => {
     expect(first.edits).toEqual([]);
   });
 
+  it('refuses a message whose blocks hold more than 12,000 characters in all with msg_blocks_too_long, though each block fits', async () => {
+    const four = (size: number) => Array.from({ length: 4 }, () => section('s'.repeat(size)));
+    expect((await web().chat.postMessage({ channel: fake.channelId, text: 'fallback', blocks: four(3000) })).ok).toBe(true);
+    const err = await failure(web().chat.postMessage({ channel: fake.channelId, text: 'fallback', blocks: [...four(3000), section('one more')] }));
+    expect(err.data.error).toBe('msg_blocks_too_long');
+    const [first] = fake.messages;
+    const edit = await failure(web().chat.update({ channel: fake.channelId, ts: first.ts, text: 'x', blocks: [...four(3000), section('!')] }));
+    expect(edit.data.error).toBe('msg_blocks_too_long');
+    expect(first.edits).toEqual([]);
+  });
+
   it('answers a rate limit with HTTP 429, Retry-After in seconds and ratelimited; the WebClient rejects with that wait', async () => {
     fake.rateLimitNext(7);
     const err = await failure(web().chat.postMessage({ channel: fake.channelId, text: 'hi' }));

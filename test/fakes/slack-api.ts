@@ -114,6 +114,7 @@ export async function startFakeSlack(options: { token?: string; channelId?: stri
       if (tooLong(body.text)) return { ok: false, error: 'msg_too_long' };
       const invalid = blockErrors(body.blocks);
       if (invalid.length) return invalidBlocks(invalid);
+      if (blocksText(body.blocks) > BLOCKS_TEXT_MAX_CHARS) return { ok: false, error: 'msg_blocks_too_long' };
       const ts = nextTs();
       const message: FakeSlackMessage = { channel, ts, text: body.text ?? '', blocks: body.blocks ?? [], edits: [] };
       messages.push(message);
@@ -128,6 +129,7 @@ export async function startFakeSlack(options: { token?: string; channelId?: stri
       if (tooLong(body.text)) return { ok: false, error: 'msg_too_long' };
       const invalid = blockErrors(body.blocks);
       if (invalid.length) return invalidBlocks(invalid);
+      if (blocksText(body.blocks) > BLOCKS_TEXT_MAX_CHARS) return { ok: false, error: 'msg_blocks_too_long' };
       message.text = body.text ?? message.text;
       message.blocks = body.blocks ?? message.blocks;
       message.edits.push({ text: body.text ?? '', blocks: body.blocks ?? [] });
@@ -239,6 +241,19 @@ function safeJson(text: string): unknown {
   } catch {
     return text;
   }
+}
+
+/**
+ * The text all of a message's blocks may hold together: past about 12,000 characters Slack
+ * answers `msg_blocks_too_long` (reported by Slack's SDK maintainers; not in its docs).
+ */
+export const BLOCKS_TEXT_MAX_CHARS = 12_000;
+
+/** Every text a message's blocks hold (headers, sections, buttons, context), in UTF-16 units. */
+function blocksText(blocks: unknown): number {
+  if (!Array.isArray(blocks)) return 0;
+  const len = (t: unknown) => String((t as { text?: unknown } | undefined)?.text ?? '').length;
+  return blocks.reduce((sum: number, b: any) => sum + len(b?.text) + (Array.isArray(b?.elements) ? b.elements.reduce((n: number, e: any) => n + (e?.type === 'button' ? len(e.text) : len(e)), 0) : 0), 0);
 }
 
 const tooLong = (text: unknown) => typeof text === 'string' && [...text].length > TEXT_MAX_CHARS;

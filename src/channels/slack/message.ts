@@ -17,6 +17,13 @@ export const SECTION_TEXT_CHARS = 3000;
 export const HEADER_TEXT_CHARS = 150;
 /** The fallback text; Slack advises staying under 4,000 characters. */
 export const FALLBACK_TEXT_CHARS = 3000;
+/**
+ * The text all of a message's blocks may hold together: Slack refuses about 12,000
+ * (`msg_blocks_too_long`, not in its docs); askrelay keeps a margin under it.
+ */
+export const BLOCKS_TEXT_CHARS = 11_000;
+/** Where a message cut to fit says the rest is. */
+export const CUT_NOTE = '… (cut to fit Slack; the whole card is on the relay’s web page)';
 
 export const ACTION_PREFIX = 'askrelay_opt_';
 
@@ -65,20 +72,47 @@ export const escapeMrkdwn = escapeMarkup;
 /** The card as posted. */
 export function postOf(card: Card): SlackMessage {
   const buttons = takesButtons(card);
-  const blocks: SlackBlock[] = [headerOf(card)];
-  for (const q of questionTexts(card)) blocks.push(section(questionBody(card, q, buttons ? 'buttons' : 'text')));
-  if (buttons) blocks.push(...actionsOf(card));
-  blocks.push({ type: 'context', elements: [mrkdwn(howToReply(card, 'Reply in this thread'))] });
-  return { text: fallbackOf(card), blocks };
+  const tail: SlackBlock[] = [...(buttons ? actionsOf(card) : []), { type: 'context', elements: [mrkdwn(howToReply(card, 'Reply in this thread'))] }];
+  return { text: fallbackOf(card), blocks: fitted(card, buttons ? 'buttons' : 'text', tail) };
 }
 
 /** The card's message once it closed: the question stays, the buttons go, the outcome is added. */
 export function closedOf(card: Card): SlackMessage {
   const line = closedLine(card);
-  const blocks: SlackBlock[] = [headerOf(card)];
-  for (const q of questionTexts(card)) blocks.push(section(questionBody(card, q, 'closed')));
-  blocks.push(section(`*${escapeMrkdwn(line)}*`));
+  const blocks = fitted(card, 'closed', [section(`*${escapeMrkdwn(line)}*`)]);
   return { text: clipMrkdwn(escapeMrkdwn(`${line}\n${fallbackLine(card)}`), FALLBACK_TEXT_CHARS), blocks };
+}
+
+/**
+ * The heading, the questions and `tail`, within BLOCKS_TEXT_CHARS: question texts and
+ * descriptions are cut in steps; if that is not enough (many long labels), the questions that
+ * fit are kept and a note says where the rest is.
+ */
+function fitted(card: Card, mode: Mode, tail: SlackBlock[]): SlackBlock[] {
+  const questions = questionTexts(card);
+  for (const max of [Infinity, 1000, 300, 120]) {
+    const blocks = [headerOf(card), ...questions.map((q) => section(questionBody(card, q, mode, max))), ...tail];
+    if (blocksText(blocks) <= BLOCKS_TEXT_CHARS) return blocks;
+  }
+  const note: SlackBlock = { type: 'context', elements: [mrkdwn(CUT_NOTE)] };
+  const kept: SlackBlock[] = [headerOf(card)];
+  let size = blocksText([...kept, note, ...tail]);
+  for (const q of questions) {
+    const block = section(questionBody(card, q, mode, 120));
+    size += blocksText([block]);
+    if (size > BLOCKS_TEXT_CHARS) break;
+    kept.push(block);
+  }
+  return [...kept, note, ...tail];
+}
+
+/** The text a message's blocks hold, in UTF-16 units, as Slack's block limits count. */
+export function blocksText(blocks: readonly SlackBlock[]): number {
+  return blocks.reduce((sum, b) => {
+    if (b.type === 'header' || b.type === 'section') return sum + b.text.text.length;
+    if (b.type === 'actions') return sum + b.elements.reduce((n, e) => n + e.text.text.length, 0);
+    return sum + b.elements.reduce((n, e) => n + e.text.length, 0);
+  }, 0);
 }
 
 function headerOf(card: Card): SlackBlock {
@@ -90,11 +124,14 @@ function headerOf(card: Card): SlackBlock {
  * numbered when answered in text; with buttons only those whose description or cut label
  * needs a place; none once closed.
  */
-function questionBody(card: Card, q: QuestionText, mode: 'buttons' | 'text' | 'closed'): string {
+type Mode = 'buttons' | 'text' | 'closed';
+
+function questionBody(card: Card, q: QuestionText, mode: Mode, max = Infinity): string {
   const hint = q.hint && mode !== 'closed' ? ` _(${q.hint})_` : '';
   // Agents write markdown: a question's text and descriptions go as mrkdwn (channels/markdown.ts);
-  // an approval's request (a command, a diff) stays exactly as sent.
-  const rich = (t: string) => (card.kind === 'approval' ? escapeMrkdwn(t) : markdownFor(SLACK, t));
+  // an approval's request (a command, a diff) stays exactly as sent. Cut before the markup is made.
+  const cut = (t: string) => (max === Infinity ? t : clip(t, max));
+  const rich = (t: string) => (card.kind === 'approval' ? escapeMrkdwn(cut(t)) : markdownFor(SLACK, cut(t)));
   const text = `${rich(q.text)}${hint}`;
   // "*1. Header*" above the text, or just "*1.*" before it.
   const lines = q.header ? [`*${q.number}. ${escapeMrkdwn(q.header)}*`, text] : [q.number ? `*${q.number}.* ${text}` : text];
