@@ -59,20 +59,19 @@ describe('discord message', () => {
     expect(modalOf(database)).toEqual({
       custom_id: 'askrelay:c_0123456789abcdef:modal',
       title: 'Which database?',
+      // A Label around the input (an Action Row in a modal is deprecated in Discord's change-log).
       components: [
         {
-          type: 1,
-          components: [
-            {
-              type: 4,
-              custom_id: 'answer',
-              style: 2,
-              label: 'Your answer',
-              placeholder: "Answer with an option's number or name, or with your own answer.",
-              max_length: 4000,
-              required: true,
-            },
-          ],
+          type: 18,
+          label: 'Your answer',
+          component: {
+            type: 4,
+            custom_id: 'answer',
+            style: 2,
+            placeholder: "Answer with an option's number or name, or with your own answer.",
+            max_length: 4000,
+            required: true,
+          },
         },
       ],
     });
@@ -81,7 +80,7 @@ describe('discord message', () => {
     expect([...modalOf(long).title]).toHaveLength(45);
     const several = card([{ id: 'db', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }, { id: 'port', text: 'Which port?' }], { title: 'Setup' });
     expect(modalOf(several).title).toBe('Question: Setup');
-    expect(modalOf(several).components[0]).toMatchObject({ components: [{ placeholder: 'Answer with one line per question, in order, or keyed like "1: …" or "db: …".' }] });
+    expect(modalOf(several).components[0]).toMatchObject({ component: { placeholder: 'Answer with one line per question, in order, or keyed like "1: …" or "db: …".' } });
   });
 
   it('cuts long labels to 80 characters on buttons, keeping them whole in the text', () => {

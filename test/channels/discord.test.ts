@@ -144,18 +144,16 @@ describe('discord channel', () => {
           title: 'Which database?',
           components: [
             {
-              type: 1,
-              components: [
-                {
-                  type: 4,
-                  custom_id: 'answer',
-                  style: 2,
-                  label: 'Your answer',
-                  placeholder: "Answer with an option's number or name, or with your own answer.",
-                  max_length: 4000,
-                  required: true,
-                },
-              ],
+              type: 18,
+              label: 'Your answer',
+              component: {
+                type: 4,
+                custom_id: 'answer',
+                style: 2,
+                placeholder: "Answer with an option's number or name, or with your own answer.",
+                max_length: 4000,
+                required: true,
+              },
             },
           ],
         },
@@ -179,7 +177,8 @@ describe('discord channel', () => {
     expect(first.components).toEqual([{ type: 1, components: [{ type: 2, style: 2, label: 'Reply…', custom_id: `askrelay:${colours.id}:reply` }] }]);
 
     expect(await send(modalSubmit(ADA, `askrelay:${colours.id}:modal`, '1, 3', first))).toEqual({ status: 200, body: DEFERRED_UPDATE });
-    expect(await send(modalSubmit(ADA, `askrelay:${setup.id}:modal`, 'SQLite\n5433', second))).toEqual({ status: 200, body: DEFERRED_UPDATE });
+    // A modal of the older kind (its input in an Action Row) is still read.
+    expect(await send(modalSubmit(ADA, `askrelay:${setup.id}:modal`, 'SQLite\n5433', second, 'answer', true))).toEqual({ status: 200, body: DEFERRED_UPDATE });
     expect((await h.relay.get(colours.id)).answer).toEqual({ q1: { selected: ['Red', 'Blue'] } });
     expect((await h.relay.get(setup.id)).answer).toEqual({ db: { selected: ['SQLite'] }, port: { selected: [], text: '5433' } });
     await h.idle();

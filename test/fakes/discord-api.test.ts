@@ -258,6 +258,8 @@ describe("the fake Discord's interactions", () => {
     expect([inDm.context, inDm.user.id, inDm.member, inDm.guild_id]).toEqual([1, '200000000000000042', undefined, undefined]);
 
     const submit = modalSubmit({ id: '200000000000000042' }, 'askrelay:c1:modal', 'MariaDB') as any;
-    expect(submit).toMatchObject({ type: 5, data: { custom_id: 'askrelay:c1:modal', components: [{ type: 1, components: [{ type: 4, custom_id: 'answer', value: 'MariaDB' }] }] } });
+    expect(submit).toMatchObject({ type: 5, data: { custom_id: 'askrelay:c1:modal', components: [{ type: 18, component: { type: 4, custom_id: 'answer', value: 'MariaDB' } }] } });
+    const older = modalSubmit({ id: '200000000000000042' }, 'askrelay:c1:modal', 'MariaDB', undefined, 'answer', true) as any;
+    expect(older.data.components).toEqual([{ type: 1, id: 1, components: [{ type: 4, id: 2, custom_id: 'answer', value: 'MariaDB' }] }]);
   });
 });

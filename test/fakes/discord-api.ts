@@ -277,9 +277,12 @@ export const pingInteraction = () => ({ application_id: FAKE_APPLICATION, id: sn
 export const buttonPress = (who: Presser, customId: string, message?: FakeDiscordMessage) =>
   envelope(3, who, { component_type: 2, custom_id: customId }, message);
 
-/** A modal submit (type 5) with one text input, in the action row the modal was sent with. */
-export const modalSubmit = (who: Presser, customId: string, value: string, message?: FakeDiscordMessage, inputId = 'answer') =>
-  envelope(5, who, { custom_id: customId, components: [{ type: 1, id: 1, components: [{ type: 4, id: 2, custom_id: inputId, value }] }] }, message);
+/**
+ * A modal submit (type 5) with one text input, in the Label (type 18) the modal was sent with,
+ * as Discord submits it; `inActionRow` for a modal of the older kind (an Action Row around it).
+ */
+export const modalSubmit = (who: Presser, customId: string, value: string, message?: FakeDiscordMessage, inputId = 'answer', inActionRow = false) =>
+  envelope(5, who, { custom_id: customId, components: [inActionRow ? { type: 1, id: 1, components: [{ type: 4, id: 2, custom_id: inputId, value }] } : { type: 18, id: 1, component: { type: 4, id: 2, custom_id: inputId, value } }] }, message);
 
 /** Sends an interaction to the relay the way Discord does: signed `timestamp + body` with the app's key. */
 export async function sendInteraction(url: string, app: DiscordApp, interaction: unknown, options: { badSignature?: boolean; timestamp?: string } = {}) {

@@ -94,20 +94,19 @@ export function modalOf(card: Card): APIModalInteractionResponseCallbackData {
   return {
     custom_id: encodeComponentId({ kind: 'modal', cardId: card.id }),
     title: clip(only || heading(card), MODAL_TITLE_CHARS),
+    // A Label around the input: Discord's change-log marks an Action Row in a modal deprecated.
     components: [
       {
-        type: ComponentType.ActionRow,
-        components: [
-          {
-            type: ComponentType.TextInput,
-            custom_id: ANSWER_INPUT_ID,
-            style: TextInputStyle.Paragraph,
-            label: 'Your answer',
-            placeholder: clip(howToReply(textOnly(card), 'Answer'), INPUT_PLACEHOLDER_CHARS),
-            max_length: ANSWER_CHARS,
-            required: true,
-          },
-        ],
+        type: ComponentType.Label,
+        label: 'Your answer',
+        component: {
+          type: ComponentType.TextInput,
+          custom_id: ANSWER_INPUT_ID,
+          style: TextInputStyle.Paragraph,
+          placeholder: clip(howToReply(textOnly(card), 'Answer'), INPUT_PLACEHOLDER_CHARS),
+          max_length: ANSWER_CHARS,
+          required: true,
+        },
       },
     ],
   };
