@@ -3,6 +3,7 @@
 export const errorTable = {
   unauthorized: 401,
   human_only: 403,
+  operator_only: 403,
   own_session: 403,
   agents_not_allowed: 403,
   cross_origin: 403,
@@ -11,6 +12,7 @@ export const errorTable = {
   not_found: 404,
   already_answered: 409,
   session_busy: 409,
+  already_exists: 409,
   card_closed: 410,
   session_closed: 410,
   body_too_large: 413,

@@ -114,6 +114,18 @@ export class RelayClient {
     return this.call('GET', 'api/nodes') as Promise<NodeList>;
   }
 
+  users(): Promise<{ users: { name: string; createdAt: string }[] }> {
+    return this.call('GET', 'api/users') as Promise<{ users: { name: string; createdAt: string }[] }>;
+  }
+
+  addUser(name: string): Promise<{ name: string; createdAt: string; token: string }> {
+    return this.call('POST', 'api/users', { json: { name } }) as Promise<{ name: string; createdAt: string; token: string }>;
+  }
+
+  removeUser(name: string): Promise<{ ok: true; name: string }> {
+    return this.call('DELETE', `api/users/${encodeURIComponent(name)}`) as Promise<{ ok: true; name: string }>;
+  }
+
   /**
    * Long poll: the card once it is no longer pending (`late`: once it has an answer, a late
    * one included), or undefined when `seconds` pass first. The relay records the answer as

@@ -17,6 +17,7 @@ Commands:
   channels  the chat channels (Telegram, Slack, Discord, Mattermost) and their outboxes
   mcp       askrelay's MCP server over stdio, for MCP clients that spawn a process
   nodes     the relay's nodes (several on one PostgreSQL): who is alive, what each holds
+  users     the relay's people and their personal tokens (add, list, remove)
   migrate   copy an embedded relay (its SQLite file) into an empty PostgreSQL database
   doctor    check a relay and its set-up (token, files, store, providers, chat); say what is wrong
   demo      try it without any key: scripted Claude and DeepSeek agents ask you
@@ -42,6 +43,7 @@ const COMMANDS: Record<string, Command> = {
   channels: async (argv) => (await import('./channels-command.js')).channelsCommand(argv),
   mcp: async (argv) => (await import('./mcp-command.js')).mcpCommand(argv),
   nodes: async (argv) => (await import('./nodes-command.js')).nodesCommand(argv),
+  users: async (argv) => (await import('./users-command.js')).usersCommand(argv),
   migrate: async (argv) => (await import('./migrate-command.js')).migrateCommand(argv),
   doctor: async (argv) => (await import('./doctor-command.js')).doctorCommand(argv),
   demo: async (argv) => (await import('./demo-command.js')).demoCommand(argv),

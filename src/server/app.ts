@@ -25,6 +25,8 @@ import { webPage } from './web-page.js';
 import type { Cluster } from '../cluster/cluster.js';
 import { holdsOf, type NodeLoad } from '../cluster/node-load.js';
 import { nodeRoutes } from './node-routes.js';
+import { userRoutes } from './user-routes.js';
+import { personalTokenHash, type AsyncUserStore } from '../store/user-store.js';
 import { metricsRoute, type MetricsRouteOptions } from './metrics-route.js';
 import type { OpsSink } from '../ops/ops.js';
 import { NAMED_SCHEMAS, apiRoutes } from './openapi/api-routes.js';
@@ -43,6 +45,8 @@ export interface AppOptions {
   calls: AsyncCallStore;
   /** The page's logins (POST /api/login, ended by POST /api/logout). */
   logins: AsyncLoginStore;
+  /** The relay's people (GET/POST/DELETE /api/users); their personal tokens sign requests as them. */
+  users?: AsyncUserStore;
   /**
    * Where browsers reach the relay when a proxy sits in front (ASKRELAY_PUBLIC_URL): its
    * origin counts as the relay's own, and an https one makes the page's cookie Secure.
@@ -72,9 +76,14 @@ export interface AppOptions {
   channels?: { webhooks: Hono; status(): Promise<unknown[]> };
 }
 
-export function createApp({ access, audit, sessions, providers = [], token, calls, logins, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls, ops, metrics }: AppOptions) {
+export function createApp({ access, audit, sessions, providers = [], token, calls, logins, users, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls, ops, metrics }: AppOptions) {
   const { relay } = access;
-  const tokens = { operator: token, agentSession: (text: string) => sessions.sessionOfToken(text), logins };
+  const tokens = {
+    operator: token,
+    agentSession: (text: string) => sessions.sessionOfToken(text),
+    logins,
+    ...(users ? { person: (text: string) => users.nameOfToken(personalTokenHash(text)) } : {}),
+  };
   const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
   const app = new Hono();
   app.onError((err, c) => {
@@ -121,6 +130,7 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.get('/api/providers', (c) => c.json({ providers }));
+  if (users) app.route('/api/users', userRoutes(users));
   app.route('/api/audit', auditRoutes(audit));
   if (cluster) app.route('/api/nodes', nodeRoutes(cluster, () => holdsOf(sessions, load)));
   if (push) app.route('/api/push', pushRoutes(push));

@@ -40,6 +40,8 @@ export interface Tokens {
   /** The running session an agent token belongs to; undefined for any other text. */
   agentSession(token: string): Promise<string | undefined>;
   logins: Pick<AsyncLoginStore, 'add' | 'createdAt' | 'remove' | 'prune'>;
+  /** The person a personal token belongs to (docs/routing.md); undefined for any other text. */
+  person?(token: string): Promise<string | undefined>;
 }
 
 const bearerOf = (c: Context) => /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim() || undefined;
@@ -51,6 +53,8 @@ export async function principalOf(c: Context, tokens: Tokens): Promise<Principal
     const named = c.req.header(SURFACE_HEADER)?.trim().toLowerCase() ?? '';
     const surface = SURFACE_NAME.test(named) && named !== COOKIE_SURFACE ? named : 'api';
     if (tokens.operator && equal(bearer, tokens.operator)) return HUMAN_OPERATOR(surface);
+    const person = await tokens.person?.(bearer);
+    if (person) return { kind: 'human', id: person, surface };
     const sessionId = await tokens.agentSession(bearer);
     return sessionId ? { kind: 'agent', id: sessionId, sessionId, surface } : undefined;
   }
@@ -80,6 +84,14 @@ export const humanOnly: MiddlewareHandler<AuthEnv> = async (c, next) => {
   if (c.get('principal').kind !== 'human') {
     throw new RelayError('human_only', 'Only the human (the relay token) can do this; an agent token cannot.');
   }
+  await next();
+};
+
+/** People, routes and sessions are the operator's to manage: a person's token gets 403 operator_only. */
+export const operatorOnly: MiddlewareHandler<AuthEnv> = async (c, next) => {
+  const who = c.get('principal');
+  if (who.kind !== 'human') throw new RelayError('human_only', 'Only the human (the relay token) can do this; an agent token cannot.');
+  if (who.id !== HUMAN_OPERATOR('').id) throw new RelayError('operator_only', 'Only the operator (the relay token) can do this; a personal token cannot.');
   await next();
 };
 

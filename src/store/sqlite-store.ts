@@ -7,6 +7,7 @@ import { AuditStore } from './audit-store.js';
 import { CallStore } from './call-store.js';
 import { ChannelStore } from './channel-store.js';
 import { LoginStore } from './login-store.js';
+import { UserStore } from './user-store.js';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, privateFileIfExists } from './secret-file.js';
 import { SessionStore } from './session-store.js';
 import { openSqlite, refuseUnwritable } from './sqlite-file.js';
@@ -46,6 +47,7 @@ export class SqliteStore implements CardStore {
   readonly push: PushSubscriptionStore;
   readonly channels: ChannelStore;
   readonly logins: LoginStore;
+  readonly users: UserStore;
 
   constructor(file: string, options: SqliteOptions = {}) {
     if (file !== ':memory:') {
@@ -71,10 +73,11 @@ export class SqliteStore implements CardStore {
         push: new PushSubscriptionStore(db),
         channels: new ChannelStore(db),
         logins: new LoginStore(db),
+        users: new UserStore(db),
       };
     });
     this.db = db;
-    ({ stmt: this.stmt, sessions: this.sessions, calls: this.calls, audit: this.audit, push: this.push, channels: this.channels, logins: this.logins } = prepared);
+    ({ stmt: this.stmt, sessions: this.sessions, calls: this.calls, audit: this.audit, push: this.push, channels: this.channels, logins: this.logins, users: this.users } = prepared);
   }
 
   private statements(db: Database.Database) {

@@ -4,6 +4,7 @@ import { asyncAudit, type AsyncAuditStore } from './audit-store.js';
 import { asyncCalls, type AsyncCallStore } from './call-store.js';
 import { asyncChannels, type AsyncChannelStore } from './channel-store.js';
 import { asyncLogins, type AsyncLoginStore } from './login-store.js';
+import { asyncUsers, type AsyncUserStore } from './user-store.js';
 import { asyncPush, type AsyncPushSubscriptionStore } from './push-subscription-store.js';
 import { asyncSessions, type AsyncSessionStore } from './session-store.js';
 import { SqliteStore } from './sqlite-store.js';
@@ -21,6 +22,7 @@ export interface Stores {
   push: AsyncPushSubscriptionStore;
   channels: AsyncChannelStore;
   logins: AsyncLoginStore;
+  users: AsyncUserStore;
   /** Resolves when the store answers (GET /api/health). */
   ping(): Promise<void>;
   /** Joins the nodes on this store as `node` (the embedded file has only this one). */
@@ -43,6 +45,7 @@ export function sqliteStores(dataDir: string, auditKey: Buffer, log?: (line: str
     push: asyncPush(store.push),
     channels: asyncChannels(store.channels),
     logins: asyncLogins(store.logins),
+    users: asyncUsers(store.users),
     joinCluster: async (node, leaseMs) => soloCluster(node, leaseMs),
     ping: async () => {},
     close: async () => store.close(),

@@ -58,7 +58,8 @@ describe('every documented example, sent to a relay', () => {
     for (const { key, path, method, op } of operations) {
       // A card per operation on one: answering, replying and skipping each close theirs.
       const id = path.startsWith('/api/cards/{id}') ? await newCard() : started.id;
-      const url = new URL(path.replace('{id}', id), relay.url);
+      // {name}: the person the POST /api/users example made (the document lists it first).
+      const url = new URL(path.replace('{id}', id).replace('{name}', 'ada'), relay.url);
       const headers: Record<string, string> = {};
       for (const p of op.parameters ?? []) {
         if (p.example === undefined) continue;

@@ -9,6 +9,7 @@ import { AuditPageQuerySchema } from '../audit-routes.js';
 import { LoginSchema } from '../auth.js';
 import { AnswerBodySchema, ListQuerySchema, ReplyBodySchema, WaitQuerySchema } from '../card-routes.js';
 import { SessionPatchSchema } from '../session-routes.js';
+import { NewUserSchema as NewUserBodySchema } from '../user-routes.js';
 import * as api from './api-schemas.js';
 
 // Every /api route as data: who may call it, the zod schemas that validate its request (the
@@ -16,7 +17,7 @@ import * as api from './api-schemas.js';
 // with, and an example request. document.ts turns the table into the OpenAPI document;
 // test/server/openapi.test.ts holds it against the routes the app really has.
 
-export type Auth = 'public' | 'token' | 'human';
+export type Auth = 'public' | 'token' | 'human' | 'operator';
 
 export interface ApiResponse {
   description: string;
@@ -30,8 +31,8 @@ export interface ApiRoute {
   /** The OpenAPI form: /api/cards/{id}. */
   path: string;
   summary: string;
-  tag: 'cards' | 'sessions' | 'web page' | 'relay' | 'audit' | 'push' | 'events';
-  /** public: no token; token: the operator's, the page's login or a session's agent token; human: not an agent's. */
+  tag: 'cards' | 'sessions' | 'web page' | 'relay' | 'audit' | 'push' | 'events' | 'people';
+  /** public: no token; token: the operator's, a person's, the page's login or a session's agent token; human: not an agent's; operator: the relay token (or the page) only. */
   auth: Auth;
   body?: z.ZodType;
   query?: z.ZodObject;
@@ -109,21 +110,27 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
       errors: ['invalid_request', 'not_found', 'too_many_connections'], example: { query: { timeout: '0' } },
     },
     {
-      method: 'post', path: '/api/sessions', summary: 'Start an agent session on a provider', tag: 'sessions', auth: 'human',
+      method: 'post', path: '/api/sessions', summary: 'Start an agent session on a provider', tag: 'sessions', auth: 'operator',
       body: startSession, ok: { 201: session('The session, starting.') }, errors: [...BODY, 'human_only', 'invalid_engine'],
       example: { body: { provider: 'claude', engine: 'messages', prompt: 'Ask me which database to use.' } },
     },
     { method: 'get', path: '/api/sessions', summary: 'List sessions (without transcripts)', tag: 'sessions', auth: 'token', ok: { 200: json('The sessions the caller may see.', api.SessionListSchema) } },
     { method: 'get', path: '/api/sessions/{id}', summary: 'One session with its transcript', tag: 'sessions', auth: 'token', ok: { 200: session('The session.') }, errors: ['not_found'] },
     {
-      method: 'patch', path: '/api/sessions/{id}', summary: 'Let other sessions\' agents answer this session\'s cards, or not', tag: 'sessions', auth: 'human',
+      method: 'patch', path: '/api/sessions/{id}', summary: 'Let other sessions\' agents answer this session\'s cards, or not', tag: 'sessions', auth: 'operator',
       body: SessionPatchSchema, ok: { 200: session('The session.') }, errors: [...BODY, 'human_only', 'not_found'], example: { body: { agentsMayAnswer: false } },
     },
     {
-      method: 'post', path: '/api/sessions/{id}/messages', summary: 'Send the session\'s agent the next message', tag: 'sessions', auth: 'human',
+      method: 'post', path: '/api/sessions/{id}/messages', summary: 'Send the session\'s agent the next message', tag: 'sessions', auth: 'operator',
       body: SessionMessageSchema, example: { body: { text: 'Go on with PostgreSQL.' } }, ok: { 200: session('The session.') }, errors: [...BODY, 'human_only', 'not_found', 'session_busy', 'session_closed'],
     },
-    { method: 'delete', path: '/api/sessions/{id}', summary: 'Stop a session (its pending cards are cancelled)', tag: 'sessions', auth: 'human', ok: { 200: session('The stopped session.') }, errors: ['human_only', 'not_found'] },
+    { method: 'delete', path: '/api/sessions/{id}', summary: 'Stop a session (its pending cards are cancelled)', tag: 'sessions', auth: 'operator', ok: { 200: session('The stopped session.') }, errors: ['human_only', 'not_found'] },
+    { method: 'get', path: '/api/users', summary: 'The relay\'s people (docs/routing.md)', tag: 'people', auth: 'operator', ok: { 200: json('The people, by name.', api.UserListSchema) } },
+    {
+      method: 'post', path: '/api/users', summary: 'Make a person; the answer holds their personal token, shown this once', tag: 'people', auth: 'operator',
+      body: NewUserBodySchema, ok: { 201: json('The person and their token (only its hash is kept).', api.NewUserSchema) }, errors: [...BODY, 'already_exists'], example: { body: { name: 'ada' } },
+    },
+    { method: 'delete', path: '/api/users/{name}', summary: 'Remove a person; their token stops working at once', tag: 'people', auth: 'operator', ok: { 200: json('Removed.', api.UserRemovedSchema) }, errors: ['not_found'] },
     { method: 'get', path: '/api/providers', summary: 'The providers sessions run on, their engines and variables', tag: 'sessions', auth: 'token', ok: { 200: json('The providers.', api.ProviderListSchema) } },
     {
       method: 'get', path: '/api/audit', summary: 'The audit log, oldest first, a page at a time', tag: 'audit', auth: 'human',

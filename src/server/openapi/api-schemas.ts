@@ -91,6 +91,12 @@ export const NodeListSchema = z.object({
   ),
 });
 
+const UserSchema = z.object({ name: z.string(), createdAt: z.string() });
+export const UserListSchema = z.object({ users: z.array(UserSchema) });
+/** The one answer that carries a personal token: it is not kept, only its hash. */
+export const NewUserSchema = UserSchema.extend({ token: z.string() });
+export const UserRemovedSchema = z.object({ ok: z.literal(true), name: z.string() });
+
 export const PushKeySchema = z.object({ publicKey: z.string() });
 export const PushAddedSchema = z.object({ endpoint: z.string(), created: z.boolean() });
 export const PushRemovedSchema = z.object({ ok: z.literal(true), endpoint: z.string() });

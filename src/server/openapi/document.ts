@@ -34,7 +34,7 @@ function relink(schema: JsonSchema): JsonSchema {
   return JSON.parse(JSON.stringify(schema).replaceAll('"#/$defs/', '"#/components/schemas/')) as JsonSchema;
 }
 
-const SECURITY = { public: [], token: [{ bearer: [] }, { cookie: [] }], human: [{ bearer: [] }, { cookie: [] }] } as const;
+const SECURITY = { public: [], token: [{ bearer: [] }, { cookie: [] }], human: [{ bearer: [] }, { cookie: [] }], operator: [{ bearer: [] }, { cookie: [] }] } as const;
 
 function parameters(route: ApiRoute, components: Components) {
   const path = [...route.path.matchAll(/\{(\w+)\}/g)].map(([, name]) => ({ name, in: 'path', required: true, schema: { type: 'string' } }));
@@ -58,7 +58,7 @@ function content(response: ApiResponse, components: Components) {
 
 /** The error responses by status, each naming its codes. */
 function errorResponses(codes: ErrorCode[], auth: ApiRoute['auth'], components: Components) {
-  const all = new Set<ErrorCode>([...codes, ...(auth === 'public' ? [] : (['unauthorized'] as const)), ...(auth === 'human' ? (['human_only'] as const) : [])]);
+  const all = new Set<ErrorCode>([...codes, ...(auth === 'public' ? [] : (['unauthorized'] as const)), ...(auth === 'human' || auth === 'operator' ? (['human_only'] as const) : []), ...(auth === 'operator' ? (['operator_only'] as const) : [])]);
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of all) byStatus.set(errorTable[code], [...(byStatus.get(errorTable[code]) ?? []), code]);
   const schema = { $ref: '#/components/schemas/Error' };

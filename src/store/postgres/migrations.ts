@@ -197,6 +197,18 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 8,
+    name: 'people',
+    // The relay's people (src/store/user-store.ts): a name and the SHA-256 of a personal token.
+    sql: `
+      CREATE TABLE users (
+        name       TEXT PRIMARY KEY,
+        token_hash TEXT NOT NULL UNIQUE,
+        created_at BIGINT NOT NULL
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes to migrate. */

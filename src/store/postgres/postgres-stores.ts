@@ -7,6 +7,7 @@ import { PostgresCallStore } from './postgres-call-store.js';
 import { PostgresCardStore } from './postgres-card-store.js';
 import { PostgresChannelStore } from './postgres-channel-store.js';
 import { PostgresLoginStore } from './postgres-login-store.js';
+import { PostgresUserStore } from './postgres-user-store.js';
 import { PostgresPushSubscriptionStore } from './postgres-push-subscription-store.js';
 import { PostgresSessionStore } from './postgres-session-store.js';
 import { sharedSetting, type SharedSetting } from './shared-settings.js';
@@ -64,6 +65,7 @@ async function openStores(pool: pg.Pool, url: string, auditKey: Buffer, log: (li
       push: new PostgresPushSubscriptionStore(pool),
       channels: new PostgresChannelStore(pool),
       logins: new PostgresLoginStore(pool),
+      users: new PostgresUserStore(pool),
       ping: async () => void (await pool.query('SELECT 1')),
       joinCluster: (node, leaseMs, clusterLog = log) => postgresCluster(pool, url, { node, leaseMs, load, log: clusterLog }),
       close: async () => {

@@ -1,0 +1,44 @@
+import { Hono } from 'hono';
+import { z } from 'zod';
+import { RelayError } from '../errors.js';
+import { newPersonalToken, personalTokenHash, type AsyncUserStore } from '../store/user-store.js';
+import { operatorOnly, type AuthEnv } from './auth.js';
+import { readJson } from './http.js';
+
+// The relay's people (docs/routing.md), for the operator only: GET lists them, POST makes one
+// and answers with its personal token, shown this once (only its hash is kept), DELETE removes
+// one (its token stops working at once, on every node).
+
+/** Reserved: the operator, the routes' "everyone", and what principals of other kinds are called. */
+const RESERVED = new Set(['operator', 'everyone', 'relay', 'system']);
+
+export const UserNameSchema = z
+  .string()
+  .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'a name is 1-32 lowercase letters, digits, _ or -, starting with a letter')
+  .refine((name) => !RESERVED.has(name), { error: 'that name is reserved (operator, everyone, relay, system)' });
+export const NewUserSchema = z.object({ name: UserNameSchema }).strict();
+
+const shown = (u: { name: string; createdAt: number }) => ({ name: u.name, createdAt: new Date(u.createdAt).toISOString() });
+
+export function userRoutes(users: AsyncUserStore) {
+  const app = new Hono<AuthEnv>();
+  app.use('*', operatorOnly);
+
+  app.get('/', async (c) => c.json({ users: (await users.list()).map(shown) }));
+
+  app.post('/', async (c) => {
+    const { name } = await readJson(c, NewUserSchema);
+    const token = newPersonalToken();
+    const now = Date.now();
+    if (!(await users.add(name, personalTokenHash(token), now))) throw new RelayError('already_exists', `There is already a person called "${name}".`);
+    return c.json({ ...shown({ name, createdAt: now }), token }, 201);
+  });
+
+  app.delete('/:name', async (c) => {
+    const name = c.req.param('name');
+    if (!(await users.remove(name))) throw new RelayError('not_found', `No person called "${name}".`);
+    return c.json({ ok: true, name });
+  });
+
+  return app;
+}

@@ -1,0 +1,30 @@
+import type pg from 'pg';
+import type { AsyncUserStore, UserRecord } from '../user-store.js';
+
+// The relay's people in PostgreSQL, with the SQLite store's semantics (src/store/user-store.ts):
+// a person made on one node signs in on every node, and one removed on one is gone on all.
+
+export class PostgresUserStore implements AsyncUserStore {
+  /** The pool is shared with the other stores: whoever made it ends it. */
+  constructor(private readonly pool: pg.Pool) {}
+
+  async add(name: string, tokenHash: string, now = Date.now()): Promise<boolean> {
+    const { rowCount } = await this.pool.query('INSERT INTO users (name, token_hash, created_at) VALUES ($1, $2, $3) ON CONFLICT (name) DO NOTHING', [name, tokenHash, now]);
+    return (rowCount ?? 0) === 1;
+  }
+
+  async list(): Promise<UserRecord[]> {
+    const { rows } = await this.pool.query<{ name: string; created_at: string }>('SELECT name, created_at FROM users ORDER BY name');
+    return rows.map((r) => ({ name: r.name, createdAt: Number(r.created_at) }));
+  }
+
+  async nameOfToken(tokenHash: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ name: string }>('SELECT name FROM users WHERE token_hash = $1', [tokenHash]);
+    return rows[0]?.name;
+  }
+
+  async remove(name: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('DELETE FROM users WHERE name = $1', [name]);
+    return (rowCount ?? 0) > 0;
+  }
+}

@@ -1,0 +1,71 @@
+import type Database from 'better-sqlite3';
+import { createHash, randomBytes } from 'node:crypto';
+import type { Async } from './store.js';
+
+// The relay's people (docs/routing.md): each a name and a personal token, kept only as its
+// SHA-256 (a token is 192 random bits: a plain hash is enough, and the database file alone
+// gives no working token). A personal token is a human principal named by the person.
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS users (
+  name        TEXT PRIMARY KEY,
+  token_hash  TEXT NOT NULL UNIQUE,
+  created_at  INTEGER NOT NULL
+);
+`;
+
+/** A new personal token: `asp_` and 32 base64url characters (192 bits). */
+export const newPersonalToken = () => `asp_${randomBytes(24).toString('base64url')}`;
+/** What the store keeps of a personal token. */
+export const personalTokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export interface UserRecord {
+  name: string;
+  /** ms since the epoch. */
+  createdAt: number;
+}
+
+export class UserStore {
+  private readonly stmt;
+
+  constructor(db: Database.Database) {
+    db.exec(SCHEMA);
+    this.stmt = {
+      add: db.prepare('INSERT INTO users (name, token_hash, created_at) VALUES (?, ?, ?) ON CONFLICT (name) DO NOTHING'),
+      list: db.prepare('SELECT name, created_at AS createdAt FROM users ORDER BY name'),
+      byToken: db.prepare('SELECT name FROM users WHERE token_hash = ?').pluck(),
+      remove: db.prepare('DELETE FROM users WHERE name = ?'),
+    };
+  }
+
+  /** False when a person of that name exists already. */
+  add(name: string, tokenHash: string, now = Date.now()): boolean {
+    return this.stmt.add.run(name, tokenHash, now).changes === 1;
+  }
+
+  list(): UserRecord[] {
+    return this.stmt.list.all() as UserRecord[];
+  }
+
+  /** The person whose token hashes to this, if any. */
+  nameOfToken(tokenHash: string): string | undefined {
+    return (this.stmt.byToken.get(tokenHash) as string | undefined) ?? undefined;
+  }
+
+  /** Whether there was such a person to remove. */
+  remove(name: string): boolean {
+    return this.stmt.remove.run(name).changes > 0;
+  }
+}
+
+/** The user store with every call a promise, as PostgreSQL serves it (src/store/postgres/postgres-user-store.ts). */
+export type AsyncUserStore = Async<UserStore>;
+
+export function asyncUsers(store: UserStore): AsyncUserStore {
+  return {
+    add: async (name, hash, now) => store.add(name, hash, now),
+    list: async () => store.list(),
+    nameOfToken: async (hash) => store.nameOfToken(hash),
+    remove: async (name) => store.remove(name),
+  };
+}

@@ -1,0 +1,88 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Card } from '../../src/cards/model.js';
+import { startTestRelay, type TestRelay } from '../support/running-relay.js';
+
+// People (docs/routing.md): the operator makes them through /api/users; a personal token is
+// a human principal named by its person, who answers cards (approvals included) and is named
+// in answeredBy and the audit log, and may not manage people or sessions. Two nodes: the
+// requests spread over both (ASKRELAY_TEST_NODES=2).
+
+let relay: TestRelay;
+beforeAll(async () => {
+  relay = await startTestRelay({ ASKRELAY_WAIT: '1h' });
+});
+afterAll(() => relay?.stop());
+
+const as = (token: string, path: string, init: RequestInit & { json?: unknown } = {}) => relay.api(path, { ...init, headers: { authorization: `Bearer ${token}`, ...(init.headers as Record<string, string>) } });
+const errorOf = async (res: Response) => ((await res.json()) as { error: { code: string; message: string } }).error;
+
+async function addUser(name: string): Promise<string> {
+  const res = await relay.api('/api/users', { method: 'POST', json: { name } });
+  expect(res.status).toBe(201);
+  const body = (await res.json()) as { name: string; createdAt: string; token: string };
+  expect(body).toEqual({ name, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), token: expect.stringMatching(/^asp_[\w-]{32}$/) });
+  return body.token;
+}
+
+describe('people', () => {
+  it('the operator makes, lists and removes them; a token is shown once and kept only as its hash', async () => {
+    const token = await addUser('ada');
+    const listed = (await (await relay.api('/api/users')).json()) as { users: { name: string }[] };
+    expect(listed.users.map((u) => u.name)).toContain('ada');
+    expect(JSON.stringify(listed)).not.toContain(token);
+
+    const again = await relay.api('/api/users', { method: 'POST', json: { name: 'ada' } });
+    expect(again.status).toBe(409);
+    expect(await errorOf(again)).toEqual({ code: 'already_exists', message: 'There is already a person called "ada".' });
+    for (const [name, message] of [
+      ['Ada', 'name: a name is 1-32 lowercase letters, digits, _ or -, starting with a letter'],
+      ['operator', 'name: that name is reserved (operator, everyone, relay, system)'],
+      ['telegram:1', 'name: a name is 1-32 lowercase letters, digits, _ or -, starting with a letter'],
+    ]) {
+      const bad = await relay.api('/api/users', { method: 'POST', json: { name } });
+      expect(bad.status, name).toBe(400);
+      expect(await errorOf(bad)).toEqual({ code: 'invalid_request', message });
+    }
+
+    const removed = await relay.api('/api/users/ada', { method: 'DELETE' });
+    expect(await removed.json()).toEqual({ ok: true, name: 'ada' });
+    expect((await as(token, '/api/cards')).status).toBe(401);
+    expect((await relay.api('/api/users/ada', { method: 'DELETE' })).status).toBe(404);
+  });
+
+  it('a personal token answers as its person, approvals included, in answeredBy and the audit log', async () => {
+    const token = await addUser('bea');
+    const asked = (await (await relay.api('/api/cards', { method: 'POST', json: { questions: [{ id: 'db', text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }] } })).json()) as Card;
+    const answered = await as(token, `/api/cards/${asked.id}/answer`, { method: 'POST', json: { answers: { db: { selected: ['SQLite'] } } } });
+    expect(answered.status).toBe(200);
+    expect(((await answered.json()) as Card).answeredBy).toEqual({ kind: 'human', id: 'bea', surface: 'api' });
+
+    const approval = await relay.relay.create({ kind: 'approval', questions: [{ id: 'ok', text: 'Deploy?', options: ['Approve', 'Deny'] }] });
+    const approved = await as(token, `/api/cards/${approval.id}/answer`, { method: 'POST', json: { answers: { ok: { selected: ['Approve'] } } } });
+    expect(approved.status).toBe(200);
+    const skipped = (await (await relay.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Ship it?', options: ['Yes', 'No'] }] } })).json()) as Card;
+    expect(((await (await as(token, `/api/cards/${skipped.id}/skip`, { method: 'POST' })).json()) as Card).answeredBy).toMatchObject({ id: 'bea' });
+
+    const entries = ((await (await relay.api('/api/audit?limit=10000')).json()) as { entries: { event: string; cardId: string; actor: { kind: string; id: string } }[] }).entries;
+    expect(entries.find((e) => e.cardId === asked.id && e.event === 'card.answered')?.actor).toEqual({ kind: 'human', id: 'bea' });
+    expect(entries.find((e) => e.cardId === approval.id && e.event === 'card.answered')?.actor).toEqual({ kind: 'human', id: 'bea' });
+  });
+
+  it('a person may not manage people or sessions: 403 operator_only', async () => {
+    const token = await addUser('cy');
+    for (const [method, path, json] of [
+      ['GET', '/api/users', undefined],
+      ['POST', '/api/users', { name: 'dan' }],
+      ['DELETE', '/api/users/cy', undefined],
+      ['POST', '/api/sessions', { provider: 'claude', prompt: 'Hi' }],
+      ['DELETE', '/api/sessions/s_nope', undefined],
+    ] as const) {
+      const res = await as(token, path, { method, ...(json ? { json } : {}) });
+      expect(res.status, `${method} ${path}`).toBe(403);
+      expect((await errorOf(res)).code).toBe('operator_only');
+    }
+    // What any human may do stays open to them.
+    expect((await as(token, '/api/cards')).status).toBe(200);
+    expect((await as(token, '/api/audit/head')).status).toBe(200);
+  });
+});
