@@ -1,5 +1,4 @@
 import * as acp from '@agentclientprotocol/sdk';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { Readable, Writable } from 'node:stream';
 import type { Card, CardDraft } from '../cards/model.js';
@@ -10,6 +9,7 @@ import { allowOnce, permissionDraft, permissionOutcome } from './permission.js';
 import { readUpdate, type ToolTitles } from './updates.js';
 import { startAskMcpServer, type AskMcpServer, type AskTool } from './ask-mcp-server.js';
 import { restartPrompt, type PendingAsk } from './restart.js';
+import { AgentProcess, type AcpLaunch } from './agent-process.js';
 
 // One runner for every agent that speaks the Agent Client Protocol (Codex through codex-acp,
 // Gemini CLI with --acp): the agent runs as a subprocess over stdio, askrelay is its client.
@@ -19,12 +19,7 @@ import { restartPrompt, type PendingAsk } from './restart.js';
 // arrive after the prompt's response). Anything else the agent asks is answered with
 // JSON-RPC's "method not found", said once in the transcript, never left hanging.
 
-export interface AcpLaunch {
-  command: string;
-  args: string[];
-  env: NodeJS.ProcessEnv;
-  cwd: string;
-}
+export type { AcpLaunch } from './agent-process.js';
 
 /** What makes one agent of the protocol a provider: how it starts and what it is called. */
 export interface AcpAgentSpec {
@@ -56,7 +51,6 @@ interface AcpState {
   pending?: PendingAsk;
 }
 
-const STDERR_CHARS = 2000;
 /** Chunks of the agent's reply that arrive after its turn ended are joined for this long. */
 const LATE_TEXT_MS = 200;
 
@@ -65,18 +59,16 @@ export function acpRunner(spec: AcpAgentSpec, ctx: RunnerContext): Runner {
 }
 
 class AcpRunner implements Runner {
-  private child?: ChildProcess;
+  private process?: AgentProcess;
   private connection?: acp.ClientConnection;
   private capabilities?: acp.AgentCapabilities;
   private readonly state: AcpState;
-  private stderr = '';
   private text = '';
   private textTimer?: NodeJS.Timeout;
   private readonly titles: ToolTitles = new Map();
   private readonly refused = new Set<string>();
   /** Set while session/load replays the conversation: none of it is new. */
   private replaying = false;
-  private exited?: string;
   private mcp?: AskMcpServer;
 
   constructor(
@@ -109,7 +101,7 @@ class AcpRunner implements Runner {
     this.flushText();
     this.connection?.close();
     this.connection = undefined;
-    await stopProcess(this.child);
+    await this.process?.stop();
     await this.mcp?.close();
     this.mcp = undefined;
   }
@@ -123,16 +115,8 @@ class AcpRunner implements Runner {
         return card;
       });
     }
-    const launch = await this.spec.launch(this.ctx, this.mcp);
-    const child = spawn(launch.command, launch.args, { cwd: launch.cwd, env: launch.env, stdio: ['pipe', 'pipe', 'pipe'] });
-    this.child = child;
-    child.stderr!.on('data', (data: Buffer) => (this.stderr = (this.stderr + data.toString('utf8')).slice(-STDERR_CHARS)));
-    child.once('exit', (code, signal) => (this.exited = signal ? `stopped by ${signal}` : `exited with code ${code}`));
-    const spawned = new Promise<void>((resolve, reject) => {
-      child.once('spawn', resolve);
-      child.once('error', (err) => reject(new Error(`${this.spec.name} could not start (${launch.command}): ${err.message}`)));
-    });
-    await spawned;
+    this.process = await AgentProcess.start(this.spec.name, await this.spec.launch(this.ctx, this.mcp));
+    const { child } = this.process;
     const app = acp
       .client()
       .onRequest(acp.methods.client.session.requestPermission, ({ params }) => this.permission(params))
@@ -282,23 +266,12 @@ class AcpRunner implements Runner {
       return await request;
     } catch (err) {
       if (this.ctx.signal.aborted) throw err;
-      const said = this.stderr.trim().split('\n').slice(-3).join(' | ');
-      const detail = [this.exited, said && `it said: ${said}`].filter(Boolean).join('; ');
+      const detail = this.process?.detail() ?? '';
       const data = (err as { data?: unknown }).data;
       const why = typeof data === 'string' ? data : data && typeof data === 'object' && 'details' in data ? String((data as { details: unknown }).details) : '';
       throw new Error(`${this.spec.name} failed at ${what}: ${(err as Error).message}${why ? `: ${why}` : ''}${detail ? ` (${detail})` : ''}`);
     }
   }
-}
-
-/** Ends the agent's process: SIGTERM, then SIGKILL if it lingers. */
-async function stopProcess(child: ChildProcess | undefined): Promise<void> {
-  if (!child || child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 3000);
-  await exited;
-  clearTimeout(timer);
 }
 
 /** The text parts of an MCP tool result. */
