@@ -12,7 +12,7 @@ import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { ProviderInfo } from '../sessions/providers.js';
 import { VERSION } from '../version.js';
-import { humanOnly, login, logout, ownOriginForCookies, requireToken } from './auth.js';
+import { humanOnly, login, logout, ownOriginForCookies, requireToken, type AuthEnv } from './auth.js';
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
@@ -130,7 +130,9 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   app.route('/api/cards', cardRoutes(access));
   app.route('/api/sessions', sessionRoutes(sessions, access));
   app.get('/api/providers', (c) => c.json({ providers }));
-  if (users) app.route('/api/users', userRoutes(users));
+  // Who the request is signed in as: the page shows it.
+  app.get('/api/me', (c) => c.json(whoOf((c as unknown as Context<AuthEnv>).get('principal'))));
+  if (users) app.route('/api/users', userRoutes(users, logins));
   app.route('/api/audit', auditRoutes(audit));
   if (cluster) app.route('/api/nodes', nodeRoutes(cluster, () => holdsOf(sessions, load)));
   if (push) app.route('/api/push', pushRoutes(push));
@@ -177,6 +179,12 @@ function reportError(ops: OpsSink | undefined, c: Context, err: unknown): void {
   if (storeUnavailable(err)) return ops?.emit('store.unavailable', { ...where, error: (err as Error).message });
   if (ops) ops.emit('relay.error', { ...where, error: (err as Error)?.message, stack: (err as Error)?.stack });
   else console.error(err);
+}
+
+/** A principal as GET /api/me names it: the operator, a person, or a session's agent. */
+function whoOf(who: Principal) {
+  if (who.kind === 'agent') return { kind: 'agent' as const, id: who.id, sessionId: who.sessionId };
+  return { kind: 'human' as const, id: who.id, operator: who.id === 'operator' };
 }
 
 /** Long polls waiting here, for the node list. */

@@ -39,7 +39,7 @@ export interface Tokens {
   operator: string;
   /** The running session an agent token belongs to; undefined for any other text. */
   agentSession(token: string): Promise<string | undefined>;
-  logins: Pick<AsyncLoginStore, 'add' | 'createdAt' | 'remove' | 'prune'>;
+  logins: Pick<AsyncLoginStore, 'add' | 'find' | 'remove' | 'prune'>;
   /** The person a personal token belongs to (docs/routing.md); undefined for any other text. */
   person?(token: string): Promise<string | undefined>;
 }
@@ -59,13 +59,16 @@ export async function principalOf(c: Context, tokens: Tokens): Promise<Principal
     return sessionId ? { kind: 'agent', id: sessionId, sessionId, surface } : undefined;
   }
   const cookie = getCookie(c, COOKIE);
-  return cookie !== undefined && (await loggedIn(tokens, cookie)) ? HUMAN_OPERATOR(COOKIE_SURFACE) : undefined;
+  const login = cookie === undefined ? undefined : await loggedIn(tokens, cookie);
+  if (!login) return undefined;
+  return login.who ? { kind: 'human', id: login.who, surface: COOKIE_SURFACE } : HUMAN_OPERATOR(COOKIE_SURFACE);
 }
 
-async function loggedIn(tokens: Tokens, id: string, now = Date.now()): Promise<boolean> {
-  if (!tokens.operator || !LOGIN_ID.test(id)) return false;
-  const createdAt = await tokens.logins.createdAt(loginKey(tokens.operator, id));
-  return createdAt !== undefined && now - createdAt < LOGIN_MAX_AGE_MS;
+/** The page's login the cookie names, while it is valid: the operator's, or a person's (`who`). */
+async function loggedIn(tokens: Tokens, id: string, now = Date.now()): Promise<{ who?: string } | undefined> {
+  if (!tokens.operator || !LOGIN_ID.test(id)) return undefined;
+  const login = await tokens.logins.find(loginKey(tokens.operator, id));
+  return login && now - login.createdAt < LOGIN_MAX_AGE_MS ? login : undefined;
 }
 
 export type AuthEnv = { Variables: { principal: Principal } };
@@ -154,11 +157,14 @@ export async function login(c: Context, tokens: Tokens, options: CookieOptions) 
   // An empty token would let an empty guess in; the relay refuses to start with one, and this is the second lock.
   if (!tokens.operator) throw new RelayError('unauthorized', 'The relay has no token, so nobody can log in; set ASKRELAY_TOKEN or <data>/token and restart it.');
   const body = await readJson(c, LoginSchema);
-  if (!equal(body.token.trim(), tokens.operator)) throw new RelayError('unauthorized', 'That is not the relay token.');
+  const token = body.token.trim();
+  // The relay token signs in as the operator; a personal token as its person (docs/routing.md).
+  const who = equal(token, tokens.operator) ? undefined : await tokens.person?.(token);
+  if (!equal(token, tokens.operator) && !who) throw new RelayError('unauthorized', 'That is not the relay token or a personal token.');
   const id = randomBytes(32).toString('base64url');
   const now = Date.now();
   await tokens.logins.prune(now - LOGIN_MAX_AGE_MS);
-  await tokens.logins.add(loginKey(tokens.operator, id), now);
+  await tokens.logins.add(loginKey(tokens.operator, id), now, who);
   setCookie(c, COOKIE, id, { ...cookieAttributes(c, options), maxAge: LOGIN_MAX_AGE_MS / 1000 });
   return c.json({ ok: true });
 }

@@ -1,13 +1,14 @@
 import { Hono } from 'hono';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
+import type { AsyncLoginStore } from '../store/login-store.js';
 import { newPersonalToken, personalTokenHash, type AsyncUserStore } from '../store/user-store.js';
 import { operatorOnly, type AuthEnv } from './auth.js';
 import { readJson } from './http.js';
 
 // The relay's people (docs/routing.md), for the operator only: GET lists them, POST makes one
 // and answers with its personal token, shown this once (only its hash is kept), DELETE removes
-// one (its token stops working at once, on every node).
+// one (its token and its page logins stop working at once, on every node).
 
 /** Reserved: the operator, the routes' "everyone", and what principals of other kinds are called. */
 const RESERVED = new Set(['operator', 'everyone', 'relay', 'system']);
@@ -20,7 +21,7 @@ export const NewUserSchema = z.object({ name: UserNameSchema }).strict();
 
 const shown = (u: { name: string; createdAt: number }) => ({ name: u.name, createdAt: new Date(u.createdAt).toISOString() });
 
-export function userRoutes(users: AsyncUserStore) {
+export function userRoutes(users: AsyncUserStore, logins: Pick<AsyncLoginStore, 'removeWho'>) {
   const app = new Hono<AuthEnv>();
   app.use('*', operatorOnly);
 
@@ -37,6 +38,8 @@ export function userRoutes(users: AsyncUserStore) {
   app.delete('/:name', async (c) => {
     const name = c.req.param('name');
     if (!(await users.remove(name))) throw new RelayError('not_found', `No person called "${name}".`);
+    // Their page logins end with them.
+    await logins.removeWho(name);
     return c.json({ ok: true, name });
   });
 

@@ -37,7 +37,7 @@ export const TABLE_COPIES: readonly TableCopy[] = [
   { table: 'transcript', columns: { session_id: 'session_id', seq: 'seq', data: 'data' } },
   { table: 'agent_tokens', columns: { token_hash: 'token_hash', session_id: 'session_id' } },
   { table: 'watch_grants', columns: { watcher: 'watcher', target: 'target', granted_at: 'granted_at' } },
-  { table: 'web_logins', columns: { key: 'key', created_at: 'created_at' } },
+  { table: 'web_logins', columns: { key: 'key', created_at: 'created_at', who: 'who' } },
   { table: 'users', columns: { name: 'name', token_hash: 'token_hash', created_at: 'created_at' } },
   { table: 'mcp_calls', columns: { card_id: 'card_id', dialect: 'dialect', args_hash: 'args_hash', client_key: 'client_key', created_at: 'created_at', delivered_at: 'delivered_at', seq: ROWID }, serial: 'seq' },
   { table: 'audit', columns: { seq: 'seq', data: 'data', prev_hash: 'prev_hash', hash: 'hash' } },

@@ -85,4 +85,23 @@ describe('people', () => {
     expect((await as(token, '/api/cards')).status).toBe(200);
     expect((await as(token, '/api/audit/head')).status).toBe(200);
   });
+
+  it('signs in on the page with a personal token: the cookie is that person, until they are removed', async () => {
+    const token = await addUser('dee');
+    const origin = new URL(relay.url).origin;
+    const login = await fetch(new URL('/api/login', relay.url), { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ token }) });
+    expect(login.status).toBe(200);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0];
+    const withCookie = (path: string, init: RequestInit = {}) => fetch(new URL(path, relay.url), { ...init, headers: { cookie, origin, ...(init.headers as Record<string, string>) } });
+    expect(await (await withCookie('/api/me')).json()).toEqual({ kind: 'human', id: 'dee', operator: false });
+    expect(await (await relay.api('/api/me')).json()).toEqual({ kind: 'human', id: 'operator', operator: true });
+    const asked = (await (await relay.api('/api/cards', { method: 'POST', json: { questions: [{ id: 'q', text: 'Go?', options: ['Yes', 'No'] }] } })).json()) as Card;
+    const answered = await withCookie(`/api/cards/${asked.id}/answer`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ answers: { q: { selected: ['Yes'] } } }) });
+    expect(((await answered.json()) as Card).answeredBy).toEqual({ kind: 'human', id: 'dee', surface: 'web' });
+    const wrong = await fetch(new URL('/api/login', relay.url), { method: 'POST', headers: { 'content-type': 'application/json', origin }, body: JSON.stringify({ token: 'asp_nope-0123456789abcdef0123456789' }) });
+    expect(await errorOf(wrong)).toEqual({ code: 'unauthorized', message: 'That is not the relay token or a personal token.' });
+    // Removed: the cookie stops working too, on every node.
+    expect((await relay.api('/api/users/dee', { method: 'DELETE' })).status).toBe(200);
+    expect((await withCookie('/api/me')).status).toBe(401);
+  });
 });

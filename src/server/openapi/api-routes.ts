@@ -125,6 +125,7 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
       body: SessionMessageSchema, example: { body: { text: 'Go on with PostgreSQL.' } }, ok: { 200: session('The session.') }, errors: [...BODY, 'human_only', 'not_found', 'session_busy', 'session_closed'],
     },
     { method: 'delete', path: '/api/sessions/{id}', summary: 'Stop a session (its pending cards are cancelled)', tag: 'sessions', auth: 'operator', ok: { 200: session('The stopped session.') }, errors: ['human_only', 'not_found'] },
+    { method: 'get', path: '/api/me', summary: 'Who the request is signed in as: the operator, a person, or a session\'s agent', tag: 'people', auth: 'token', ok: { 200: json('The caller.', api.MeSchema) } },
     { method: 'get', path: '/api/users', summary: 'The relay\'s people (docs/routing.md)', tag: 'people', auth: 'operator', ok: { 200: json('The people, by name.', api.UserListSchema) } },
     {
       method: 'post', path: '/api/users', summary: 'Make a person; the answer holds their personal token, shown this once', tag: 'people', auth: 'operator',

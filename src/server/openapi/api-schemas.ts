@@ -91,6 +91,11 @@ export const NodeListSchema = z.object({
   ),
 });
 
+export const MeSchema = z.union([
+  z.object({ kind: z.literal('human'), id: z.string(), operator: z.boolean() }),
+  z.object({ kind: z.literal('agent'), id: z.string(), sessionId: z.string().nullable() }),
+]);
+
 const UserSchema = z.object({ name: z.string(), createdAt: z.string() });
 export const UserListSchema = z.object({ users: z.array(UserSchema) });
 /** The one answer that carries a personal token: it is not kept, only its hash. */

@@ -22,6 +22,7 @@ function showLogin(message) {
   els.sessions.hidden = true;
   els.tabs.hidden = true;
   els.logout.hidden = true;
+  els.who.hidden = true;
   els.pushToggle.hidden = true;
   hidePushMessage();
   els.conn.hidden = true;
@@ -52,7 +53,7 @@ async function signIn(event) {
     els.loginError.hidden = true;
     await start();
   } catch (err) {
-    showLoginError(err.status === 401 ? 'That is not the relay token. Check it and try again.' : err.message);
+    showLoginError(err.status === 401 ? 'That is not the relay token or a personal token. Check it and try again.' : err.message);
     els.tokenInput.select();
   } finally {
     els.loginSubmit.disabled = false;
@@ -97,9 +98,23 @@ async function start() {
   els.tabs.hidden = false;
   els.logout.hidden = false;
   els.conn.hidden = false;
+  showWho();
   route();
   connect(eventHandlers);
   syncPush();
+}
+
+/** Who the page is signed in as, beside Sign out: a person's name, or "operator". */
+async function showWho() {
+  try {
+    const me = await api('/api/me');
+    setText(els.who, me.kind === 'human' && !me.operator ? `Signed in as ${me.id}` : 'Operator');
+    els.who.title = me.kind === 'human' && !me.operator ? 'Your answers are recorded under this name' : 'Signed in with the relay token';
+    els.logout.title = `Sign out (${els.who.textContent})`;
+    els.who.hidden = false;
+  } catch {
+    els.who.hidden = true;
+  }
 }
 
 Object.assign(actions, {

@@ -23,6 +23,7 @@ export const els = {
   conn: $('[data-testid="connection"]'),
   outage: $('[data-testid="outage"]'),
   logout: $('[data-testid="logout"]'),
+  who: $('[data-testid="who"]'),
   tabs: $('[data-testid="tabs"]'),
   tabCardsCount: $('[data-testid="tab-cards-count"]'),
   tabSessionsCount: $('[data-testid="tab-sessions-count"]'),

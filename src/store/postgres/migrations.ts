@@ -209,6 +209,12 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 9,
+    name: 'logins of people',
+    // The person a page login signs in as (none: the operator).
+    sql: `ALTER TABLE web_logins ADD COLUMN who TEXT;`,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes to migrate. */
