@@ -144,6 +144,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     audit: store.audit,
     store: store.channels,
     queued: nodes.queued,
+    people: store.users,
     log: ops.warn,
     ops,
     // Asked only once the relay listens (delivery starts at channels.start()).

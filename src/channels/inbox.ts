@@ -27,6 +27,8 @@ export interface InboxOptions {
   /** Platform user ids allowed to answer; "*" lets anyone in the chat answer. */
   answerers: string[];
   now: () => number;
+  /** The person a chat user is linked to: their answers are recorded as that person. */
+  people?: { nameOfLink(link: string): Promise<string | undefined> };
 }
 
 export class Inbox implements ChannelInbox {
@@ -92,7 +94,8 @@ export class Inbox implements ChannelInbox {
   private async act(user: string, cardId: string, answer: (who: Principal, card: Card) => Promise<Card>, typed?: string, late = false): Promise<InboundOutcome> {
     const card = await this.card(cardId);
     if (!card) return { kind: 'closed', notice: 'This question is no longer known to the relay.' };
-    const who: Principal = { kind: 'human', id: `${this.options.channel}:${user}`, surface: this.options.channel };
+    const chatUser = `${this.options.channel}:${user}`;
+    const who: Principal = { kind: 'human', id: (await this.options.people?.nameOfLink(chatUser)) ?? chatUser, surface: this.options.channel };
     if (!this.mayAnswer(user)) {
       auditRefusal(this.options.audit, who, card, 'answer', 'not_an_answerer', new Date(this.options.now()));
       return { kind: 'refused', notice: NOT_AN_ANSWERER };

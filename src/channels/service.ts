@@ -1,3 +1,4 @@
+import type { AsyncUserStore } from '../store/user-store.js';
 import type { OpsSink } from '../ops/ops.js';
 import { Hono } from 'hono';
 import type { Card } from '../cards/model.js';
@@ -29,6 +30,8 @@ export interface ChannelsOptions {
   ops?: OpsSink;
   /** Told once jobs were queued (several nodes: the node delivering them is told to look). */
   queued?: () => void;
+  /** The person a chat user is linked to ("telegram:42" → "ada"; docs/routing.md). */
+  people?: Pick<AsyncUserStore, 'nameOfLink'>;
 }
 
 /** GET /api/channels: one entry per channel switched on. */
@@ -78,7 +81,7 @@ export class Channels {
       const providers = config.route?.providers;
       this.running.push({
         channel,
-        inbox: new Inbox({ channel: id, access: options.access, audit: options.audit, store: options.store, answerers: config.answerers, now: () => clock.now() }),
+        inbox: new Inbox({ channel: id, access: options.access, audit: options.audit, store: options.store, answerers: config.answerers, now: () => clock.now(), ...(options.people ? { people: options.people } : {}) }),
         outbox: new Outbox({
           channel,
           relay: options.access.relay,

@@ -114,8 +114,16 @@ export class RelayClient {
     return this.call('GET', 'api/nodes') as Promise<NodeList>;
   }
 
-  users(): Promise<{ users: { name: string; createdAt: string }[] }> {
-    return this.call('GET', 'api/users') as Promise<{ users: { name: string; createdAt: string }[] }>;
+  users(): Promise<{ users: { name: string; createdAt: string; links: string[] }[] }> {
+    return this.call('GET', 'api/users') as Promise<{ users: { name: string; createdAt: string; links: string[] }[] }>;
+  }
+
+  linkUser(name: string, link: string): Promise<{ name: string; links: string[] }> {
+    return this.call('POST', `api/users/${encodeURIComponent(name)}/links`, { json: { link } }) as Promise<{ name: string; links: string[] }>;
+  }
+
+  unlinkUser(name: string, link: string): Promise<unknown> {
+    return this.call('DELETE', `api/users/${encodeURIComponent(name)}/links/${encodeURIComponent(link)}`);
   }
 
   addUser(name: string): Promise<{ name: string; createdAt: string; token: string }> {

@@ -39,6 +39,7 @@ export const TABLE_COPIES: readonly TableCopy[] = [
   { table: 'watch_grants', columns: { watcher: 'watcher', target: 'target', granted_at: 'granted_at' } },
   { table: 'web_logins', columns: { key: 'key', created_at: 'created_at', who: 'who' } },
   { table: 'users', columns: { name: 'name', token_hash: 'token_hash', created_at: 'created_at' } },
+  { table: 'user_links', columns: { link: 'link', name: 'name' } },
   { table: 'mcp_calls', columns: { card_id: 'card_id', dialect: 'dialect', args_hash: 'args_hash', client_key: 'client_key', created_at: 'created_at', delivered_at: 'delivered_at', seq: ROWID }, serial: 'seq' },
   { table: 'audit', columns: { seq: 'seq', data: 'data', prev_hash: 'prev_hash', hash: 'hash' } },
   { table: 'audit_head', columns: { one: 'one', seq: 'seq', hash: 'hash' } },

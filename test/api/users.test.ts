@@ -20,7 +20,7 @@ async function addUser(name: string): Promise<string> {
   const res = await relay.api('/api/users', { method: 'POST', json: { name } });
   expect(res.status).toBe(201);
   const body = (await res.json()) as { name: string; createdAt: string; token: string };
-  expect(body).toEqual({ name, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), token: expect.stringMatching(/^asp_[\w-]{32}$/) });
+  expect(body).toEqual({ name, createdAt: expect.stringMatching(/^\d{4}-\d\d-\d\dT/), links: [], token: expect.stringMatching(/^asp_[\w-]{32}$/) });
   return body.token;
 }
 
@@ -103,5 +103,26 @@ describe('people', () => {
     // Removed: the cookie stops working too, on every node.
     expect((await relay.api('/api/users/dee', { method: 'DELETE' })).status).toBe(200);
     expect((await withCookie('/api/me')).status).toBe(401);
+  });
+
+  it('links chat users to a person: one link names one person; a removed person takes their links along', async () => {
+    await addUser('eve');
+    await addUser('fay');
+    const link = (name: string, body: unknown) => relay.api(`/api/users/${name}/links`, { method: 'POST', json: body });
+    expect(await (await link('eve', { link: 'telegram:42' })).json()).toMatchObject({ name: 'eve', links: ['telegram:42'] });
+    // The same chat user linked to another person moves there.
+    expect(await (await link('fay', { link: 'telegram:42' })).json()).toMatchObject({ name: 'fay', links: ['telegram:42'] });
+    const users = ((await (await relay.api('/api/users')).json()) as { users: { name: string; links: string[] }[] }).users;
+    expect(users.find((u) => u.name === 'eve')?.links).toEqual([]);
+    const bad = await link('fay', { link: 'irc:42' });
+    expect(bad.status).toBe(400);
+    expect((await errorOf(bad)).message).toBe('link: a link is <platform>:<user id>, the platform one of telegram, slack, discord, mattermost');
+    expect((await link('nobody', { link: 'slack:U1' })).status).toBe(404);
+    expect((await relay.api('/api/users/eve/links/telegram:42', { method: 'DELETE' })).status).toBe(404);
+    expect(await (await relay.api('/api/users/fay/links/telegram:42', { method: 'DELETE' })).json()).toEqual({ ok: true, name: 'fay', link: 'telegram:42' });
+    await link('fay', { link: 'slack:U7' });
+    await relay.api('/api/users/fay', { method: 'DELETE' });
+    await addUser('fay');
+    expect(((await (await relay.api('/api/users')).json()) as { users: { name: string; links: string[] }[] }).users.find((u) => u.name === 'fay')?.links).toEqual([]);
   });
 });

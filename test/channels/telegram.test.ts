@@ -1,3 +1,4 @@
+import { newPersonalToken, personalTokenHash } from '../../src/store/user-store.js';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { join } from 'node:path';
 import { NOT_AN_ANSWERER } from '../../src/channels/inbox.js';
@@ -42,6 +43,22 @@ beforeEach(async () => {
 afterEach(() => stopHarnessAndFake(h, fake));
 
 describe('telegram channel', () => {
+  it('a chat user linked to a person (askrelay users link) answers as that person', async () => {
+    h.store.users.add('ada', personalTokenHash(newPersonalToken()));
+    h.store.users.link('ada', `telegram:${ADA.id}`);
+    const card = await h.ask(single);
+    await h.idle();
+    const [message] = cardMessages();
+    fake.tap(ADA, message.message_id, message.reply_markup.inline_keyboard[1][0].callback_data);
+    const answered = await waitUntil(async () => {
+      const c = await h.relay.get(card.id);
+      return c.status === 'answered' && c;
+    }, 'the tap to answer');
+    expect(answered.answeredBy).toEqual({ kind: 'human', id: 'ada', surface: 'telegram' });
+    h.store.audit.flush();
+    expect(h.store.audit.list().find((e) => e.cardId === card.id && e.event === 'card.answered')?.actor).toEqual({ kind: 'human', id: 'ada' });
+  });
+
   it('posts a single-choice card with buttons; a tap answers it and the message is edited once', async () => {
     const card = await h.ask(single);
     await h.idle();

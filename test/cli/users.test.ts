@@ -40,6 +40,10 @@ describe('askrelay users', () => {
     expect(refused.code).toBe(1);
     expect(refused.stderr).toContain('Only the operator (the relay token) can do this; a personal token cannot.');
 
+    expect(await cli(['link', 'ada', 'telegram:42'])).toMatchObject({ code: 0, stdout: 'Linked telegram:42 to ada: their taps and replies are recorded as ada.\n' });
+    expect((await cli(['list'])).stdout).toMatch(/^ada {2}\(added [^;]+; telegram:42\)$/m);
+    expect((await cli(['link', 'ada', 'irc:42'])).stderr).toContain('a link is <platform>:<user id>, the platform one of telegram, slack, discord, mattermost');
+    expect(await cli(['unlink', 'ada', 'telegram:42'])).toMatchObject({ code: 0, stdout: 'Unlinked telegram:42 from ada.\n' });
     expect(await cli(['remove', 'ada'])).toMatchObject({ code: 0, stdout: 'Removed ada; their token no longer works.\n' });
     expect((await runCli(['cards'], { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: token }, scratch)).code).toBe(1);
   });
@@ -52,6 +56,7 @@ describe('askrelay users', () => {
     for (const [args, text] of [
       [['add'], 'give the name'],
       [['promote', 'bea'], 'unknown action "promote"'],
+      [['link', 'bea'], 'give the person and the chat user'],
     ] as const) {
       const run = await cli([...args]);
       expect(run.code).toBe(1);

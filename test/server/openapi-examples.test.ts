@@ -59,7 +59,7 @@ describe('every documented example, sent to a relay', () => {
       // A card per operation on one: answering, replying and skipping each close theirs.
       const id = path.startsWith('/api/cards/{id}') ? await newCard() : started.id;
       // {name}: the person the POST /api/users example made (the document lists it first).
-      const url = new URL(path.replace('{id}', id).replace('{name}', 'ada'), relay.url);
+      const url = new URL(path.replace('{id}', id).replace('{name}', 'ada').replace('{link}', 'telegram:42'), relay.url);
       const headers: Record<string, string> = {};
       for (const p of op.parameters ?? []) {
         if (p.example === undefined) continue;

@@ -152,7 +152,7 @@ describe('PostgreSQL migrations', () => {
     const pools = Array.from({ length: 4 }, () => testPool(db.url));
     try {
       const applied = await Promise.all(pools.map((p) => migrate(p)));
-      expect(applied.flat().sort()).toEqual(MIGRATIONS.map((m) => m.version));
+      expect(applied.flat().sort((a, b) => a - b)).toEqual(MIGRATIONS.map((m) => m.version));
       const { rows } = await pools[0].query('SELECT version FROM schema_migrations ORDER BY version');
       expect(rows.map((r) => r.version)).toEqual(MIGRATIONS.map((m) => m.version));
       expect(await migrate(pools[0])).toEqual([]);

@@ -1,3 +1,4 @@
+import { asyncUsers } from '../../src/store/user-store.js';
 import { serve, type ServerType } from '@hono/node-server';
 import { Hono } from 'hono';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -70,6 +71,7 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
     clock,
     context: { publicUrl: () => options.config.publicUrl ?? url, secret: 'harness-secret' },
     log: (line) => logs.push(line),
+    people: asyncUsers(store.users),
   });
   channels.listen();
   await relay.start();

@@ -9,7 +9,7 @@ import { AuditPageQuerySchema } from '../audit-routes.js';
 import { LoginSchema } from '../auth.js';
 import { AnswerBodySchema, ListQuerySchema, ReplyBodySchema, WaitQuerySchema } from '../card-routes.js';
 import { SessionPatchSchema } from '../session-routes.js';
-import { NewUserSchema as NewUserBodySchema } from '../user-routes.js';
+import { NewLinkSchema, NewUserSchema as NewUserBodySchema } from '../user-routes.js';
 import * as api from './api-schemas.js';
 
 // Every /api route as data: who may call it, the zod schemas that validate its request (the
@@ -131,6 +131,11 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
       method: 'post', path: '/api/users', summary: 'Make a person; the answer holds their personal token, shown this once', tag: 'people', auth: 'operator',
       body: NewUserBodySchema, ok: { 201: json('The person and their token (only its hash is kept).', api.NewUserSchema) }, errors: [...BODY, 'already_exists'], example: { body: { name: 'ada' } },
     },
+    {
+      method: 'post', path: '/api/users/{name}/links', summary: 'Link a chat user to a person: their taps and replies are recorded as the person', tag: 'people', auth: 'operator',
+      body: NewLinkSchema, ok: { 200: json('The person with their links.', api.PersonSchema) }, errors: [...BODY, 'not_found'], example: { body: { link: 'telegram:42' } },
+    },
+    { method: 'delete', path: '/api/users/{name}/links/{link}', summary: 'Unlink a chat user', tag: 'people', auth: 'operator', ok: { 200: json('Unlinked.', api.UnlinkedSchema) }, errors: ['not_found'] },
     { method: 'delete', path: '/api/users/{name}', summary: 'Remove a person; their token stops working at once', tag: 'people', auth: 'operator', ok: { 200: json('Removed.', api.UserRemovedSchema) }, errors: ['not_found'] },
     { method: 'get', path: '/api/providers', summary: 'The providers sessions run on, their engines and variables', tag: 'sessions', auth: 'token', ok: { 200: json('The providers.', api.ProviderListSchema) } },
     {

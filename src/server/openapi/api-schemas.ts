@@ -96,7 +96,9 @@ export const MeSchema = z.union([
   z.object({ kind: z.literal('agent'), id: z.string(), sessionId: z.string().nullable() }),
 ]);
 
-const UserSchema = z.object({ name: z.string(), createdAt: z.string() });
+const UserSchema = z.object({ name: z.string(), createdAt: z.string(), links: z.array(z.string()) });
+export const PersonSchema = UserSchema;
+export const UnlinkedSchema = z.object({ ok: z.literal(true), name: z.string(), link: z.string() });
 export const UserListSchema = z.object({ users: z.array(UserSchema) });
 /** The one answer that carries a personal token: it is not kept, only its hash. */
 export const NewUserSchema = UserSchema.extend({ token: z.string() });

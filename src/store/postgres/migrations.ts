@@ -215,6 +215,16 @@ export const MIGRATIONS: readonly Migration[] = [
     // The person a page login signs in as (none: the operator).
     sql: `ALTER TABLE web_logins ADD COLUMN who TEXT;`,
   },
+  {
+    version: 10,
+    name: 'chat users linked to people',
+    sql: `
+      CREATE TABLE user_links (
+        link TEXT PRIMARY KEY,
+        name TEXT NOT NULL REFERENCES users (name) ON DELETE CASCADE
+      );
+    `,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes to migrate. */

@@ -14,8 +14,30 @@ export class PostgresUserStore implements AsyncUserStore {
   }
 
   async list(): Promise<UserRecord[]> {
-    const { rows } = await this.pool.query<{ name: string; created_at: string }>('SELECT name, created_at FROM users ORDER BY name');
-    return rows.map((r) => ({ name: r.name, createdAt: Number(r.created_at) }));
+    const [{ rows }, links] = await Promise.all([
+      this.pool.query<{ name: string; created_at: string }>('SELECT name, created_at FROM users ORDER BY name'),
+      this.pool.query<{ link: string; name: string }>('SELECT link, name FROM user_links ORDER BY link'),
+    ]);
+    return rows.map((r) => ({ name: r.name, createdAt: Number(r.created_at), links: links.rows.filter((l) => l.name === r.name).map((l) => l.link) }));
+  }
+
+  async link(name: string, link: string): Promise<boolean> {
+    // Only for a person that exists, in one statement: a person removed meanwhile gets no link.
+    const { rowCount } = await this.pool.query(
+      'INSERT INTO user_links (link, name) SELECT $1, name FROM users WHERE name = $2 ON CONFLICT (link) DO UPDATE SET name = EXCLUDED.name',
+      [link, name],
+    );
+    return (rowCount ?? 0) > 0;
+  }
+
+  async unlink(name: string, link: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query('DELETE FROM user_links WHERE link = $1 AND name = $2', [link, name]);
+    return (rowCount ?? 0) > 0;
+  }
+
+  async nameOfLink(link: string): Promise<string | undefined> {
+    const { rows } = await this.pool.query<{ name: string }>('SELECT name FROM user_links WHERE link = $1', [link]);
+    return rows[0]?.name;
   }
 
   async nameOfToken(tokenHash: string): Promise<string | undefined> {
@@ -24,6 +46,7 @@ export class PostgresUserStore implements AsyncUserStore {
   }
 
   async remove(name: string): Promise<boolean> {
+    // The links go with the person (ON DELETE CASCADE).
     const { rowCount } = await this.pool.query('DELETE FROM users WHERE name = $1', [name]);
     return (rowCount ?? 0) > 0;
   }
