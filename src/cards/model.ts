@@ -61,6 +61,21 @@ export const LateAnswerSchema = z.object({
 });
 
 export const CardStatusSchema = z.enum(['pending', 'answered', 'skipped', 'expired', 'cancelled']);
+
+/**
+ * Labels a session or a card carries for routing (docs/routing.md): up to 16 of `key: value`,
+ * keys 1-32 lowercase letters, digits, `_`, `-` or `.`, values 1-100 characters.
+ */
+const LABEL_KEY = /^[a-z][a-z0-9_.-]{0,31}$/;
+export const LabelsSchema = z
+  .record(z.string(), z.string().min(1, 'a label value is empty').max(100, 'a label value is longer than 100 characters'))
+  .superRefine((labels, ctx) => {
+    // Checked here rather than by the key's schema: zod says only "Invalid key in record".
+    for (const key of Object.keys(labels)) {
+      if (!LABEL_KEY.test(key)) ctx.addIssue({ code: 'custom', path: [key], message: 'a label key is 1-32 lowercase letters, digits, _, - or ., starting with a letter' });
+    }
+    if (Object.keys(labels).length > 16) ctx.addIssue({ code: 'custom', message: 'at most 16 labels' });
+  });
 export const RelayModeSchema = z.enum(['autopilot', 'manual']);
 export const LayoutSchema = z.enum(['steps', 'form']);
 
@@ -88,6 +103,8 @@ export const CardSchema = z.object({
   delivery: DeliverySchema.optional(),
   /** Who asked: the agent of the card's session, an MCP client, or a person through the API. */
   askedBy: AnsweredBySchema.optional(),
+  /** The card's labels: its session's, and those it was asked with. */
+  labels: z.record(z.string(), z.string()).optional(),
   /**
    * A dialect whose own rules answer the card: "openclaw" (OpenClaw's ask_user) reads
    * plain-text replies as OpenClaw's bridge does, and lets an answer leave a question empty.
@@ -130,6 +147,7 @@ export const CardInputSchema = z.object({
   layout: LayoutSchema.optional(),
   waitSeconds: z.number().positive().optional(),
   selectSeveral: z.boolean().optional(),
+  labels: LabelsSchema.optional(),
 });
 
 export type QuestionInput = z.infer<typeof QuestionInputSchema>;

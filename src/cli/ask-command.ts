@@ -3,14 +3,15 @@ import { asAnswered } from '../cards/answer.js';
 import type { Card, CardInput } from '../cards/model.js';
 import { parseDuration } from '../config.js';
 import { RelayClient, findRelay } from './client.js';
-import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags } from './flags.js';
+import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags, parseLabels } from './flags.js';
 import { answerText } from './format.js';
 import { waitForCard } from './wait-for-card.js';
 
 export const ASK_HELP = `askrelay ask — ask a human one question and wait for the answer
 
 Usage: askrelay ask "<question>" [--choice LABEL[=DESCRIPTION]]... [--multi] [--no-free-text]
-                    [--header H] [--title T] [--wait DURATION] [--accept-late] [--json] [--url URL]
+                    [--header H] [--title T] [--wait DURATION] [--label K=V]... [--accept-late]
+                    [--json] [--url URL]
 
   --choice, -c LABEL[=DESCRIPTION]
                       an option (repeat for several); no choices means a free-text
@@ -22,6 +23,7 @@ Usage: askrelay ask "<question>" [--choice LABEL[=DESCRIPTION]]... [--multi] [--
   --title T           title of the card
   --wait DURATION     how long the card stays open: 10m, 2h, 90s, 500ms
                       (default: the relay's ASKRELAY_WAIT, 8h)
+  --label K=V         a label for routing (repeat for several), e.g. --label team=payments
   --accept-late       when the card expires (or is cancelled), keep waiting for a
                       late answer the human gives on it, until one comes or Ctrl+C
   --json              print the closed card as JSON instead of the bare answer
@@ -61,6 +63,7 @@ function cardInput(argv: string[]): { input: CardInput; json: boolean; acceptLat
         title: { type: 'string' },
         wait: { type: 'string' },
         'accept-late': { type: 'boolean' },
+        label: { type: 'string', multiple: true },
       },
     }),
   );
@@ -83,12 +86,14 @@ function cardInput(argv: string[]): { input: CardInput; json: boolean; acceptLat
       throw new UsageError(`--wait: ${(err as Error).message}`);
     }
   }
+  const labels = parseLabels(values.label);
   return {
     json: values.json ?? false,
     acceptLate: values['accept-late'] ?? false,
     url: values.url,
     input: {
       ...(values.title ? { title: values.title } : {}),
+      ...(labels ? { labels } : {}),
       questions: [
         {
           text: positionals[0],

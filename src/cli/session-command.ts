@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { StartSession } from '../sessions/model.js';
 import { findRelay } from './client.js';
-import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags } from './flags.js';
+import { CLIENT_ENV_HELP, CLIENT_OPTIONS, UsageError, parseFlags, parseLabels } from './flags.js';
 import { SessionClient } from './session-client.js';
 import { followAndReport } from './session-follow.js';
 import { cardText, describe, entryText, providersHelp, sessionHeader, sessionsTable } from './session-format.js';
@@ -29,7 +29,8 @@ Run "askrelay session <subcommand> --help" for its options.`;
 export const START_HELP = `askrelay session start — start an agent session
 
 Usage: askrelay session start --provider P "<prompt>" [--engine E] [--model M] [--manual]
-                              [--agents-may-answer] [--plan] [--follow] [--json] [--url URL]
+                              [--agents-may-answer] [--plan] [--label K=V]... [--follow] [--json]
+                              [--url URL]
 
   --provider P         the provider (required): one the relay lists below
   --engine E           one of the provider's engines (default: the one marked below)
@@ -38,6 +39,7 @@ Usage: askrelay session start --provider P "<prompt>" [--engine E] [--model M] [
                        stops and waits for your next message (default autopilot: it goes
                        on with its best judgement)
   --agents-may-answer  let other agents answer this session's cards (answer_question)
+  --label K=V          a label for routing (repeat for several); the session's cards carry it
   --plan               Codex only: start in its Plan mode, where it plans before it changes
                        anything and asks its questions (request_user_input) as cards
   --follow, -f         print the transcript as it grows until the turn ends (idle),
@@ -134,6 +136,7 @@ async function start(argv: string[]): Promise<number> {
         manual: { type: 'boolean' },
         'agents-may-answer': { type: 'boolean' },
         plan: { type: 'boolean' },
+        label: { type: 'string', multiple: true },
       },
     }),
   );
@@ -150,6 +153,7 @@ async function start(argv: string[]): Promise<number> {
     ...(values.manual ? { relayMode: 'manual' } : {}),
     ...(values['agents-may-answer'] ? { agentsMayAnswer: true } : {}),
     ...(values.plan ? { plan: true } : {}),
+    ...(values.label?.length ? { labels: parseLabels(values.label) } : {}),
   } as StartSession;
   const client = clientFor(values.url);
   const session = await client.start(input);

@@ -155,6 +155,7 @@ export class Relay {
       selectSeveral: draft.selectSeveral ?? false,
       relayMode: draft.relayMode ?? 'autopilot',
       ...(draft.askedBy ? { askedBy: draft.askedBy } : {}),
+      ...(draft.labels && Object.keys(draft.labels).length ? { labels: draft.labels } : {}),
       ...(draft.answerRules ? { answerRules: draft.answerRules } : {}),
       status: 'pending',
       createdAt: new Date(now).toISOString(),

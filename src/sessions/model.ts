@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RelayModeSchema } from '../cards/model.js';
+import { LabelsSchema, RelayModeSchema } from '../cards/model.js';
 
 // The sessions' vocabulary: the record (declared with the store that keeps it,
 // src/store/session-record.ts) and the requests that start and continue a session. The
@@ -24,6 +24,8 @@ export const StartSessionSchema = z.object({
   askUserVariant: z.enum(['classic', 'form']).optional(),
   /** Codex: start in its Plan mode (its questions, request_user_input, exist only there). */
   plan: z.boolean().optional(),
+  /** Labels for routing (docs/routing.md), inherited by the session's cards. */
+  labels: LabelsSchema.optional(),
 });
 export type StartSession = z.infer<typeof StartSessionSchema>;
 

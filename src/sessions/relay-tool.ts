@@ -30,7 +30,7 @@ export const AnswerQuestionInput = z.object({
   }),
 });
 /** start_session's input: a start request without askUserVariant and plan (the human's choices), the provider one of these. */
-export const startSessionInput = (providerIds: readonly string[]) => startSessionSchema(providerIdSchema(providerIds)).omit({ askUserVariant: true, plan: true });
+export const startSessionInput = (providerIds: readonly string[]) => startSessionSchema(providerIdSchema(providerIds)).omit({ askUserVariant: true, plan: true, labels: true });
 export const WatchSessionInput = z.object({ sessionId: z.string({ error: 'sessionId is required' }).min(1, 'sessionId is empty') });
 
 const ASK_HUMAN_FIRST =

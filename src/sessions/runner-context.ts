@@ -62,6 +62,8 @@ export function runnerContext(deps: RunnerContextDeps, { session, live, token, s
         relayMode: session.relayMode,
         askedBy: { kind: 'agent', id, surface: session.provider },
         ...draft,
+        // The session's labels, under the draft's own.
+        ...(session.labels || draft.labels ? { labels: { ...session.labels, ...draft.labels } } : {}),
         // The engine's own wait (Copilot's extension engine: ASKRELAY_WAIT_EXTENSION) unless the draft gives one.
         ...(draft.waitSeconds === undefined && waitMs !== undefined ? { waitSeconds: waitMs / 1000 } : {}),
         sessionId: id,

@@ -39,6 +39,7 @@ export function newSession(
     agentsMayAnswer: input.agentsMayAnswer ?? false,
     ...(variants?.length ? { askUserVariant: (input.askUserVariant ?? variants[0]) as Session['askUserVariant'] } : {}),
     ...(input.plan ? { plan: true } : {}),
+    ...(input.labels && Object.keys(input.labels).length ? { labels: input.labels } : {}),
     createdAt: fields.now,
     updatedAt: fields.now,
   };

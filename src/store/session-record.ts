@@ -34,6 +34,8 @@ export const SessionSchema = z.object({
   askUserVariant: z.enum(['classic', 'form']).optional(),
   /** Started in the provider's plan mode (Codex). */
   plan: z.boolean().optional(),
+  /** Labels for routing, inherited by the session's cards. */
+  labels: z.record(z.string(), z.string()).optional(),
   createdAt: z.string(),
   updatedAt: z.string(),
   error: z.string().optional(),

@@ -52,6 +52,14 @@ afterEach(async () => {
 const status = async (id: string) => (await manager.get(id)).status;
 const tick = () => new Promise((r) => setImmediate(r));
 
+it('a session\'s labels go on each card it asks, under the card\'s own', async () => {
+  const s = await manager.start({ provider: 'claude', prompt: 'go', labels: { team: 'payments', env: 'prod' } });
+  expect(s.labels).toEqual({ team: 'payments', env: 'prod' });
+  void ctx.ask({ questions: [{ text: 'Which DB?', options: ['A', 'B'] }], toolCallId: 't1', labels: { env: 'staging' } });
+  const card = await waitUntil(async () => (await relay.list({ sessionId: s.id }))[0], 'the card');
+  expect(card.labels).toEqual({ team: 'payments', env: 'staging' });
+});
+
 it('flags a running turn with no activity as stuck, never one that waits on a card', async () => {
   const s = await manager.start({ provider: 'claude', prompt: 'go' });
   expect(await status(s.id)).toBe('running');
