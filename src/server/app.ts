@@ -26,7 +26,7 @@ import type { Cluster } from '../cluster/cluster.js';
 import { holdsOf, type NodeLoad } from '../cluster/node-load.js';
 import { nodeRoutes } from './node-routes.js';
 import { userRoutes } from './user-routes.js';
-import { personalTokenHash, type AsyncUserStore } from '../store/user-store.js';
+import { PERSONAL_TOKEN_PREFIX, personalTokenHash, type AsyncUserStore } from '../store/user-store.js';
 import { metricsRoute, type MetricsRouteOptions } from './metrics-route.js';
 import type { OpsSink } from '../ops/ops.js';
 import { NAMED_SCHEMAS, apiRoutes } from './openapi/api-routes.js';
@@ -82,7 +82,9 @@ export function createApp({ access, audit, sessions, providers = [], token, call
     operator: token,
     agentSession: (text: string) => sessions.sessionOfToken(text),
     logins,
-    ...(users ? { person: (text: string) => users.nameOfToken(personalTokenHash(text)) } : {}),
+    // Only a token shaped like a personal one is looked up: an agent's request (every MCP call)
+    // costs no extra store read, which on PostgreSQL is a round trip.
+    ...(users ? { person: async (text: string) => (text.startsWith(PERSONAL_TOKEN_PREFIX) ? users.nameOfToken(personalTokenHash(text)) : undefined) } : {}),
   };
   const cookie = { secure: publicUrl?.trim().toLowerCase().startsWith('https:') ?? false };
   const app = new Hono();

@@ -18,8 +18,10 @@ CREATE TABLE IF NOT EXISTS user_links (
 );
 `;
 
+/** What every personal token starts with (agent tokens start with `asa_`). */
+export const PERSONAL_TOKEN_PREFIX = 'asp_';
 /** A new personal token: `asp_` and 32 base64url characters (192 bits). */
-export const newPersonalToken = () => `asp_${randomBytes(24).toString('base64url')}`;
+export const newPersonalToken = () => `${PERSONAL_TOKEN_PREFIX}${randomBytes(24).toString('base64url')}`;
 /** What the store keeps of a personal token. */
 export const personalTokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
 
