@@ -10,6 +10,7 @@ import type { ServeConfig } from './config.js';
 import { sessionFacts } from './relay/access.js';
 import { auditCardEvents } from './relay/audit.js';
 import { CardAccess } from './relay/card-access.js';
+import { loadRoutes, openRouter } from './routing/open-router.js';
 import { pushConfigFromEnv } from './push/push-config.js';
 import { PushSender } from './push/push-sender.js';
 import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
@@ -114,6 +115,7 @@ interface Settings {
 async function startLocked(config: ServeConfig, notices: (string | undefined)[], { providers, mcp }: Settings): Promise<RunningRelay> {
   const node = config.nodeId ?? defaultNodeId(config.port || `pid${process.pid}`);
   const ops = new Ops(await createLogger({ level: config.logLevel, base: { node } }));
+  const routeFile = loadRoutes(config.env, config.dataDir);
   const { store, secrets } = await openStore(config, notices, ops.warn);
   const { token, vapid } = secrets;
   // An answer holding the relay's own token is refused (src/cards/secrets.ts).
@@ -131,7 +133,8 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   // Read when scraped: the sessions and channels exist by then.
   const events = new RelayEvents();
   const metrics: RelayMetrics = new RelayMetrics({ events, ops, pending: (): number => relay.pendingCount, load, sessions: () => sessions.list(), outboxes: () => channels.status() });
-  const relay = new Relay({ store: metrics.timed(store.cards), events, waits: { default: config.waitMs }, ...(clock ? { clock } : {}) });
+  const router = await openRouter({ loaded: routeFile, ...(store.routes ? { shared: store.routes } : {}), sessions: store.sessions, users: store.users, cluster, log: ops.warn });
+  const relay = new Relay({ store: metrics.timed(store.cards), events, router, waits: { default: config.waitMs }, ...(clock ? { clock } : {}) });
   const nodes = await wireNodes(cluster, relay, ops.warn);
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.
@@ -182,6 +185,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     calls: store.calls,
     logins: store.logins,
     users: store.users,
+    router,
     ...(channelConfig.publicUrl ? { publicUrl: channelConfig.publicUrl } : {}),
     mcp,
     mcpDialects: MCP_DIALECTS,

@@ -37,7 +37,8 @@ export const AnswerEntrySchema = z.object({
 export const AnswerSchema = z.record(z.string(), AnswerEntrySchema);
 
 export const AnsweredBySchema = z.object({
-  kind: z.enum(['human', 'agent']),
+  // system: the relay itself, e.g. a route's default answer at expiry ("route:<name>").
+  kind: z.enum(['human', 'agent', 'system']),
   id: z.string(),
   surface: z.string(),
 });
@@ -110,6 +111,16 @@ export const CardSchema = z.object({
    * plain-text replies as OpenClaw's bridge does, and lets an answer leave a question empty.
    */
   answerRules: z.literal('openclaw').optional(),
+  /** The route (docs/routing.md) the card matched; absent when none did (it goes to everyone). */
+  route: z.string().optional(),
+  /** Who the card goes to: people, "everyone", chat channels ("slack", "telegram:-100123"); grows as it escalates. */
+  routedTo: z.array(z.string()).optional(),
+  /** Only the operator and the people and chats it is routed to see it. */
+  restricted: z.literal(true).optional(),
+  /** The route's escalation steps: at `at` (still pending) `to` is added to routedTo; `done` when that happened. */
+  escalations: z.array(z.object({ at: z.string(), to: z.array(z.string()), done: z.string().optional() })).optional(),
+  /** The route's default: at its deadline the card is answered with this reply instead of expiring. */
+  onExpiry: z.object({ answer: z.string() }).optional(),
 });
 
 export type CardOption = z.infer<typeof OptionSchema>;

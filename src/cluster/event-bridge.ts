@@ -73,7 +73,7 @@ export function bridgeEvents(relay: Relay, cluster: Cluster, log: (line: string)
     clearTimeout(timer);
   });
   const stopRemote = cluster.subscribe(({ name, data }) => {
-    if (name === 'card.created' || name === 'card.updated' || name === 'card.late' || name === 'card.delivery') relay.hear(name, data as Card);
+    if (name === 'card.created' || name === 'card.updated' || name === 'card.late' || name === 'card.delivery' || name === 'card.escalated') relay.hear(name, data as Card);
     else if (name === 'session.updated') relay.events.emit('session.updated', data, true);
     else if (name === RESYNC) relay.resync({ reset: true }).catch((err: unknown) => log(`event bus: could not reload after reconnecting: ${(err as Error).message}`));
   });

@@ -1,10 +1,13 @@
 import type { AnsweredBy, Card } from '../cards/model.js';
 import { RelayError } from '../errors.js';
+import { humanSees } from '../routing/match.js';
 
 // Who may see and answer which card: one pure table, used by every surface (HTTP routes,
 // the relay tool, MCP). See docs/cross-session.md for the matrix.
 //
 // - The operator (the relay token, or the page's cookie) is the human: sees and answers all.
+//   A person (a personal token, docs/routing.md) sees every card but those a route
+//   restricts to others (routing/match.ts humanSees); a chat user, the cards routed to the chat.
 // - An agent is a session's agent (its own agent token, or the relay tool inside the
 //   session) or an MCP client (sessionId null). It sees the cards of its own session, of
 //   sessions whose human let agents answer (agentsMayAnswer), and of sessions the human let
@@ -72,11 +75,13 @@ export async function resolveFacts(facts: AccessFacts, who: Principal, sessionId
 }
 
 export function canSee(who: Principal, card: Card, facts: KnownFacts): boolean {
-  if (who.kind === 'human') return true;
+  if (who.kind === 'human') return humanSees(who, card);
   const owner = card.sessionId;
   if (!owner) return false;
-  // Its own session first: free, where the other two read the session store.
-  return owner === who.sessionId || facts.agentsMayAnswer(owner) || facts.watches(who.id, owner);
+  // Its own session first: free, where the other two read the session store. A restricted
+  // card (its route's restrict) is its own session's agent's and its routed people's only.
+  if (owner === who.sessionId) return true;
+  return !card.restricted && (facts.agentsMayAnswer(owner) || facts.watches(who.id, owner));
 }
 
 /** An agent reads its own session and the sessions it was allowed to watch; the human, all. */

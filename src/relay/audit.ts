@@ -12,11 +12,28 @@ function fromCard(card: Card): AuditRecord {
   const base = { at: card.closedAt ?? card.createdAt, cardId: card.id, sessionId: card.sessionId };
   if (card.status === 'pending') {
     const by = card.askedBy;
-    return { ...base, event: 'card.created', actor: by ? { kind: by.kind, id: by.id } : SYSTEM, surface: by?.surface ?? card.provider, detail: { kind: card.kind, tool: card.tool } };
+    const routed = card.route ? { route: card.route, routedTo: card.routedTo, ...(card.restricted ? { restricted: true } : {}) } : {};
+    return { ...base, event: 'card.created', actor: by ? { kind: by.kind, id: by.id } : SYSTEM, surface: by?.surface ?? card.provider, detail: { kind: card.kind, tool: card.tool, ...routed } };
   }
   const by = card.answeredBy;
   const actor = by && (card.status === 'answered' || card.status === 'skipped') ? { kind: by.kind, id: by.id } : SYSTEM;
-  return { ...base, event: `card.${card.status}`, actor, surface: by?.surface ?? 'relay' };
+  // A route's default at expiry says so: nobody answered, the rule did.
+  const byDefault = card.status === 'answered' && by?.kind === 'system' && card.route ? { detail: { default: true, route: card.route, reply: card.onExpiry?.answer } } : {};
+  return { ...base, event: `card.${card.status}`, actor, surface: by?.surface ?? 'relay', ...byDefault };
+}
+
+/** An escalation step reached: who the card goes to now (the step just done is the latest). */
+function escalation(card: Card): AuditRecord {
+  const step = [...(card.escalations ?? [])].reverse().find((s) => s.done);
+  return {
+    at: step?.done ?? card.createdAt,
+    cardId: card.id,
+    sessionId: card.sessionId,
+    event: 'card.escalated',
+    actor: { kind: 'system', id: `route:${card.route}` },
+    surface: 'route',
+    detail: { added: step?.to, routedTo: card.routedTo },
+  };
 }
 
 function lateAnswer(card: Card): AuditRecord {
@@ -32,7 +49,8 @@ function lateAnswer(card: Card): AuditRecord {
 export function auditCardEvents(events: RelayEvents, audit: AuditWriter): () => void {
   return events.subscribe((name, data, remote) => {
     if (name === 'session.updated' || name === 'card.delivery' || remote) return;
-    audit.enqueue(name === 'card.late' ? lateAnswer(data as Card) : fromCard(data as Card));
+    const card = data as Card;
+    audit.enqueue(name === 'card.late' ? lateAnswer(card) : name === 'card.escalated' ? escalation(card) : fromCard(card));
   });
 }
 

@@ -6,6 +6,7 @@ import type { AuditWriter } from '../store/audit-store.js';
 import type { CardFilter } from '../store/store.js';
 import { answerRefusal, answeredBy, canSee, canSeeSession, notVisible, resolveFacts, type AccessFacts, type KnownFacts, type Principal } from './access.js';
 import { auditRefusal } from './audit.js';
+import { humanSees } from '../routing/match.js';
 import type { Relay, WaitOptions } from './relay.js';
 
 interface LateOption {
@@ -37,13 +38,13 @@ export class CardAccess {
 
   async list(who: Principal, filter: CardFilter = {}): Promise<Card[]> {
     const cards = await this.relay.list(filter);
-    if (who.kind === 'human') return cards;
+    if (who.kind === 'human') return cards.filter((card) => humanSees(who, card));
     const known = await this.known(who, cards.map((card) => card.sessionId));
     return cards.filter((card) => canSee(who, card, known));
   }
 
   async canSee(who: Principal, card: Card): Promise<boolean> {
-    return who.kind === 'human' || canSee(who, card, await this.known(who, [card.sessionId]));
+    return who.kind === 'human' ? humanSees(who, card) : canSee(who, card, await this.known(who, [card.sessionId]));
   }
 
   async canSeeSession(who: Principal, sessionId: string): Promise<boolean> {
@@ -66,8 +67,9 @@ export class CardAccess {
 
   /** `late`: the human's answer to a card that expired or was cancelled (relay.answerLate). */
   async answer(who: Principal, id: string, answer: Answer, idempotencyKey?: string, { late = false }: LateOption = {}): Promise<Card> {
-    // The human may answer any card: relay.answer's own read is the only one.
+    // The operator may answer any card: relay.answer's own read is the only one.
     if (who.kind !== 'human') this.check(who, await this.visible(who, id, 'answer'), 'answer', late);
+    else if (who.id !== 'operator') await this.visible(who, id, 'answer');
     const options = { idempotencyKey, by: answeredBy(who) };
     return late ? this.relay.answerLate(id, answer, options) : this.relay.answer(id, answer, options);
   }
@@ -87,6 +89,7 @@ export class CardAccess {
 
   async skip(who: Principal, id: string): Promise<Card> {
     if (who.kind !== 'human') this.check(who, await this.visible(who, id, 'skip'), 'skip');
+    else if (who.id !== 'operator') await this.visible(who, id, 'skip');
     return this.relay.skip(id, answeredBy(who));
   }
 

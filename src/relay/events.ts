@@ -8,22 +8,25 @@ import type { Card } from '../cards/model.js';
 // the node that made it.
 
 // A closed card changes twice more at most: a late answer (card.late) and its delivery
-// (card.delivery). Clients see both as card.updated (publicName); the relay's own listeners
-// tell them apart (the audit logs the late answer, the push service ignores deliveries).
+// (card.delivery); a pending one may escalate (card.escalated). Clients see all three as
+// card.updated (publicName); the relay's own listeners tell them apart (the audit logs the
+// late answer, the push service ignores deliveries and notifies an escalation's people).
 export interface RelayEventMap {
   'card.created': Card;
   'card.updated': Card;
   'card.late': Card;
   'card.delivery': Card;
+  /** A pending card's route reached an escalation step: routedTo grew (docs/routing.md). */
+  'card.escalated': Card;
   'session.updated': unknown;
 }
 export type RelayEventName = keyof RelayEventMap;
 export type CardEventName = Exclude<RelayEventName, 'session.updated'>;
-export const RELAY_EVENT_NAMES: readonly RelayEventName[] = ['card.created', 'card.updated', 'card.late', 'card.delivery', 'session.updated'];
+export const RELAY_EVENT_NAMES: readonly RelayEventName[] = ['card.created', 'card.updated', 'card.late', 'card.delivery', 'card.escalated', 'session.updated'];
 
 /** The name an event goes out under (event streams, the other nodes' clients): the contract's three. */
 export function publicName(name: RelayEventName): 'card.created' | 'card.updated' | 'session.updated' {
-  return name === 'card.late' || name === 'card.delivery' ? 'card.updated' : name;
+  return name === 'card.late' || name === 'card.delivery' || name === 'card.escalated' ? 'card.updated' : name;
 }
 
 const RESET = 'relay.reset';

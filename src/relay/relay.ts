@@ -10,6 +10,9 @@ import { Deadlines } from './deadlines.js';
 import { deliveryDue, sentAt, withDelivery, withLateAnswer } from './delivery.js';
 import { RelayEvents, type CardEventName } from './events.js';
 import { Waiters, type WaitOptions } from './waiters.js';
+import { Escalations } from './escalations.js';
+import { defaultAnswer } from '../routing/default-answer.js';
+import type { Routing } from '../routing/match.js';
 
 export type { WaitOptions } from './waiters.js';
 
@@ -27,6 +30,15 @@ export interface RelayOptions {
    * engine with a wait of its own (src/sessions/providers.ts) gives it in its drafts.
    */
   waits: { default: number };
+  /**
+   * Routes each new card (docs/routing.md): its session's labels under its own, and what the
+   * first matching rule makes of it. None: every card goes to everyone.
+   */
+  router?: CardRouter;
+}
+
+export interface CardRouter {
+  route(card: Card): Promise<Routing & Pick<Card, 'labels'>>;
 }
 
 export interface AnswerOptions {
@@ -56,6 +68,8 @@ export class Relay {
   /** When each answer committed here counts as undelivered if nobody took it (delivery.ts). */
   private readonly dues: Deadlines;
   private readonly waiters: Waiters;
+  private readonly escalations: Escalations;
+  private readonly router?: CardRouter;
   /** Set by stop(): the store may be closed, so a failed expiry is not tried again. */
   private stopped = false;
 
@@ -65,6 +79,8 @@ export class Relay {
     this.events = options.events ?? new RelayEvents();
     this.waits = options.waits;
     this.waiters = new Waiters(this.clock, (id) => this.get(id));
+    this.router = options.router;
+    this.escalations = new Escalations(this.clock, this.store, (card) => this.changed('card.escalated', card));
     // An expiry the store did not take (its file locked by another program, the database
     // away) is tried again a little later, rather than leaving the card open past its deadline.
     this.deadlines = new Deadlines(this.clock, (ids) =>
@@ -82,6 +98,8 @@ export class Relay {
     expired.forEach((card) => this.announce(card));
     const pending = await this.store.pendingDeadlines();
     pending.forEach(({ id, expiresAt }) => this.deadlines.add(id, expiresAt));
+    // Routed cards' escalation steps are kept on the cards; only a relay with routes has any.
+    if (this.router && pending.length) (await this.store.listCards({ status: 'pending' })).forEach((card) => this.escalations.track(card));
     return { expired, pending: pending.length };
   }
 
@@ -94,6 +112,7 @@ export class Relay {
     this.stopped = true;
     this.deadlines.clear();
     this.dues.clear();
+    this.escalations.stop();
   }
 
   /**
@@ -104,6 +123,7 @@ export class Relay {
   hear(name: CardEventName, card: Card): void {
     if (card.status === 'pending') this.deadlines.add(card.id, Date.parse(card.expiresAt));
     else this.deadlines.remove(card.id);
+    this.escalations.track(card);
     if (card.delivery?.state !== 'sent') this.dues.remove(card.id);
     this.events.emit(name, card, true);
     if (card.status !== 'pending') this.release(card);
@@ -141,7 +161,7 @@ export class Relay {
     }
     const now = this.clock.now();
     const title = normalizeTitle(draft.title);
-    const card: Card = {
+    let card: Card = {
       id: cardIdFor(draft.sessionId, draft.toolCallId),
       sessionId: draft.sessionId ?? null,
       provider: draft.provider ?? 'api',
@@ -161,9 +181,11 @@ export class Relay {
       createdAt: new Date(now).toISOString(),
       expiresAt: new Date(now + waitMs).toISOString(),
     };
+    if (this.router) card = { ...card, ...(await this.router.route(card)) };
     const stored = await this.store.insertCard(card);
     if (stored.created) {
       this.deadlines.add(card.id, now + waitMs);
+      this.escalations.track(card);
       this.events.emit('card.created', card);
       await this.events.carried();
     }
@@ -300,7 +322,14 @@ export class Relay {
 
   private async expire(id: string): Promise<void> {
     const card = await this.store.getCard(id);
-    if (card?.status === 'pending') await this.close(id, { status: 'expired' }, card);
+    if (card?.status === 'pending') await this.closeAtDeadline(card);
+  }
+
+  /** A card whose wait ran out: answered with its route's default (onExpiry), else expired. */
+  private async closeAtDeadline(card: Card): Promise<Card> {
+    const byRoute = card.onExpiry ? defaultAnswer(card) : undefined;
+    if (byRoute) return (await this.close(card.id, { status: 'answered', ...byRoute }, card)).card;
+    return (await this.close(card.id, { status: 'expired' }, card)).card;
   }
 
   /**
@@ -309,7 +338,7 @@ export class Relay {
    */
   private async settleIfDue(card: Card): Promise<Card> {
     const now = this.clock.now();
-    if (card.status === 'pending') return Date.parse(card.expiresAt) > now ? card : (await this.close(card.id, { status: 'expired' }, card)).card;
+    if (card.status === 'pending') return Date.parse(card.expiresAt) > now ? card : this.closeAtDeadline(card);
     return (deliveryDue(card) ?? Infinity) > now ? card : this.undelivered(card);
   }
 
@@ -330,11 +359,13 @@ export class Relay {
     const result = await this.store.closeCard(
       id,
       { ...fields, closedAt: closedAt ?? read?.expiresAt ?? (await this.expiredAt(id)), ...(answered && closedAt ? { delivery: sentAt(closedAt) } : {}) },
-      read,
+      // A card with escalation steps may have changed while pending (escalated): the store re-reads it.
+      read?.escalations ? undefined : read,
     );
     if (!result) throw new RelayError('not_found', `No card "${id}".`);
     if (result.changed) {
       this.deadlines.remove(id);
+      this.escalations.track(result.card);
       await this.changed('card.updated', result.card);
     }
     return result;

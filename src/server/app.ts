@@ -26,6 +26,8 @@ import type { Cluster } from '../cluster/cluster.js';
 import { holdsOf, type NodeLoad } from '../cluster/node-load.js';
 import { nodeRoutes } from './node-routes.js';
 import { userRoutes } from './user-routes.js';
+import { routingRoutes } from './routing-routes.js';
+import type { Router } from '../routing/router.js';
 import { PERSONAL_TOKEN_PREFIX, personalTokenHash, type AsyncUserStore } from '../store/user-store.js';
 import { metricsRoute, type MetricsRouteOptions } from './metrics-route.js';
 import type { OpsSink } from '../ops/ops.js';
@@ -47,6 +49,8 @@ export interface AppOptions {
   logins: AsyncLoginStore;
   /** The relay's people (GET/POST/DELETE /api/users); their personal tokens sign requests as them. */
   users?: AsyncUserStore;
+  /** The routes (GET/PUT /api/routes, docs/routing.md). */
+  router?: Router;
   /**
    * Where browsers reach the relay when a proxy sits in front (ASKRELAY_PUBLIC_URL): its
    * origin counts as the relay's own, and an https one makes the page's cookie Secure.
@@ -76,7 +80,7 @@ export interface AppOptions {
   channels?: { webhooks: Hono; status(): Promise<unknown[]> };
 }
 
-export function createApp({ access, audit, sessions, providers = [], token, calls, logins, users, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls, ops, metrics }: AppOptions) {
+export function createApp({ access, audit, sessions, providers = [], token, calls, logins, users, router, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls, ops, metrics }: AppOptions) {
   const { relay } = access;
   const tokens = {
     operator: token,
@@ -135,6 +139,7 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   // Who the request is signed in as: the page shows it.
   app.get('/api/me', (c) => c.json(whoOf((c as unknown as Context<AuthEnv>).get('principal'))));
   if (users) app.route('/api/users', userRoutes(users, logins));
+  if (router) app.route('/api/routes', routingRoutes(router));
   app.route('/api/audit', auditRoutes(audit));
   if (cluster) app.route('/api/nodes', nodeRoutes(cluster, () => holdsOf(sessions, load)));
   if (push) app.route('/api/push', pushRoutes(push));

@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
+import { CHANNEL_IDS } from '../channels/config.js';
 import { HUMAN_OPERATOR, type Principal } from '../relay/access.js';
 import type { AsyncLoginStore } from '../store/login-store.js';
 import { readJson } from './http.js';
@@ -51,7 +52,8 @@ export async function principalOf(c: Context, tokens: Tokens): Promise<Principal
   const bearer = bearerOf(c);
   if (bearer) {
     const named = c.req.header(SURFACE_HEADER)?.trim().toLowerCase() ?? '';
-    const surface = SURFACE_NAME.test(named) && named !== COOKIE_SURFACE ? named : 'api';
+    // A chat channel's name is the chat's alone: a restricted card routed to a chat shows to whoever acts there.
+    const surface = SURFACE_NAME.test(named) && named !== COOKIE_SURFACE && !(CHANNEL_IDS as readonly string[]).includes(named) ? named : 'api';
     if (tokens.operator && equal(bearer, tokens.operator)) return HUMAN_OPERATOR(surface);
     const person = await tokens.person?.(bearer);
     if (person) return { kind: 'human', id: person, surface };

@@ -1,7 +1,9 @@
 import type { HttpBindings } from '@hono/node-server';
 import { RESPONSE_ALREADY_SENT } from '@hono/node-server/utils/response';
 import type { Context } from 'hono';
+import type { Card } from '../cards/model.js';
 import type { Principal } from '../relay/access.js';
+import { humanSees } from '../routing/match.js';
 import { publicName, type RelayEventName, type RelayEvents } from '../relay/events.js';
 import type { AuthEnv } from './auth.js';
 import type { NodeLoad } from '../cluster/node-load.js';
@@ -44,7 +46,11 @@ export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: R
     send('retry: 2000\n: connected\n\n');
     let checked: Promise<void> = Promise.resolve();
     const unsubscribe = events.subscribe((name, data) => {
-      if (who.kind === 'human') return send(frame(publicName(name), data));
+      if (who.kind === 'human') {
+        // A restricted card (docs/routing.md) shows only to those it is routed to.
+        if (name !== 'session.updated' && !humanSees(who, data as Card)) return;
+        return send(frame(publicName(name), data));
+      }
       const text = frame(publicName(name), data);
       checked = checked.then(async () => {
         if (res.destroyed) return;

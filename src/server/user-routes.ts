@@ -11,13 +11,13 @@ import { readJson } from './http.js';
 // and answers with its personal token, shown this once (only its hash is kept), DELETE removes
 // one (its token and its page logins stop working at once, on every node).
 
-/** Reserved: the operator, the routes' "everyone", and what principals of other kinds are called. */
-const RESERVED = new Set(['operator', 'everyone', 'relay', 'system']);
+/** Reserved: the operator, the routes' "everyone" and chat channels, and what principals of other kinds are called. */
+const RESERVED = new Set(['operator', 'everyone', 'relay', 'system', ...CHANNEL_IDS]);
 
 export const UserNameSchema = z
   .string()
   .regex(/^[a-z][a-z0-9_-]{0,31}$/, 'a name is 1-32 lowercase letters, digits, _ or -, starting with a letter')
-  .refine((name) => !RESERVED.has(name), { error: 'that name is reserved (operator, everyone, relay, system)' });
+  .refine((name) => !RESERVED.has(name), { error: `that name is reserved (${[...RESERVED].join(', ')})` });
 export const NewUserSchema = z.object({ name: UserNameSchema }).strict();
 /** A chat user as the channels name them: "<platform>:<user id>". */
 export const LinkSchema = z

@@ -22,6 +22,8 @@ export const AuditEventSchema = z.enum([
   'card.cancelled',
   /** The human answered a card after it expired or was cancelled. */
   'card.late_answer',
+  /** A routed card still pending reached an escalation step (docs/routing.md). */
+  'card.escalated',
   'card.refused',
   'session.permission',
   /** The relay keys the log from this entry on (its first start with an audit key, or a new key). */

@@ -95,7 +95,7 @@ export class SqliteStore implements CardStore {
       expire: db.prepare(
         `UPDATE cards SET status = 'expired',
            data = json_set(data, '$.status', 'expired', '$.closedAt', strftime('%Y-%m-%dT%H:%M:%fZ', expires_at / 1000.0, 'unixepoch'))
-         WHERE status = 'pending' AND expires_at <= ? RETURNING data`,
+         WHERE status = 'pending' AND expires_at <= ? AND json_type(data, '$.onExpiry') IS NULL RETURNING data`,
       ).pluck(),
       deadlines: db.prepare(`SELECT id, expires_at AS expiresAt FROM cards WHERE status = 'pending'`),
     };

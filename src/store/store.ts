@@ -51,7 +51,7 @@ export interface CardStore {
   amendCard(id: string, change: (card: Card) => Card | undefined): CloseResult | undefined;
   /** The Idempotency-Key that came with a card's winning answer. */
   answerKey(id: string): string | undefined;
-  /** Expires every pending card whose deadline is at or before `now`, in one transaction. */
+  /** Expires every pending card whose deadline is at or before `now`, in one transaction (but those with a route's default answer, onExpiry: the relay answers them). */
   expireOverdue(now: number): Card[];
   pendingDeadlines(): PendingDeadline[];
   close(): void;

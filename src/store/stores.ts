@@ -8,6 +8,7 @@ import { asyncUsers, type AsyncUserStore } from './user-store.js';
 import { asyncPush, type AsyncPushSubscriptionStore } from './push-subscription-store.js';
 import { asyncSessions, type AsyncSessionStore } from './session-store.js';
 import { SqliteStore } from './sqlite-store.js';
+import type { SharedRoutes } from '../routing/router.js';
 import { asyncCards, type AsyncCardStore } from './store.js';
 
 // Every store the relay uses, as its parts use them: each call a promise. The embedded
@@ -23,6 +24,8 @@ export interface Stores {
   channels: AsyncChannelStore;
   logins: AsyncLoginStore;
   users: AsyncUserStore;
+  /** The routes every node shares (PostgreSQL); the embedded store keeps them in routes.json only. */
+  routes?: SharedRoutes;
   /** Resolves when the store answers (GET /api/health). */
   ping(): Promise<void>;
   /** Joins the nodes on this store as `node` (the embedded file has only this one). */

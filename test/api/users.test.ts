@@ -36,7 +36,7 @@ describe('people', () => {
     expect(await errorOf(again)).toEqual({ code: 'already_exists', message: 'There is already a person called "ada".' });
     for (const [name, message] of [
       ['Ada', 'name: a name is 1-32 lowercase letters, digits, _ or -, starting with a letter'],
-      ['operator', 'name: that name is reserved (operator, everyone, relay, system)'],
+      ['operator', 'name: that name is reserved (operator, everyone, relay, system, telegram, slack, discord, mattermost)'],
       ['telegram:1', 'name: a name is 1-32 lowercase letters, digits, _ or -, starting with a letter'],
     ]) {
       const bad = await relay.api('/api/users', { method: 'POST', json: { name } });

@@ -11,6 +11,7 @@ import { AnswerBodySchema, ListQuerySchema, ReplyBodySchema, WaitQuerySchema } f
 import { SessionPatchSchema } from '../session-routes.js';
 import { NewLinkSchema, NewUserSchema as NewUserBodySchema } from '../user-routes.js';
 import * as api from './api-schemas.js';
+import { RoutesDocumentSchema } from '../../routing/rules.js';
 
 // Every /api route as data: who may call it, the zod schemas that validate its request (the
 // very ones its handler reads with) and describe its responses, the errors it may answer
@@ -27,7 +28,7 @@ export interface ApiResponse {
 }
 
 export interface ApiRoute {
-  method: 'get' | 'post' | 'patch' | 'delete';
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
   /** The OpenAPI form: /api/cards/{id}. */
   path: string;
   summary: string;
@@ -137,6 +138,12 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
     },
     { method: 'delete', path: '/api/users/{name}/links/{link}', summary: 'Unlink a chat user', tag: 'people', auth: 'operator', ok: { 200: json('Unlinked.', api.UnlinkedSchema) }, errors: ['not_found'] },
     { method: 'delete', path: '/api/users/{name}', summary: 'Remove a person; their token stops working at once', tag: 'people', auth: 'operator', ok: { 200: json('Removed.', api.UserRemovedSchema) }, errors: ['not_found'] },
+    { method: 'get', path: '/api/routes', summary: 'The routes: rules that send each card to the right people and chats (docs/routing.md)', tag: 'people', auth: 'operator', ok: { 200: json('The routes, in order (the first match wins).', RoutesDocumentSchema) } },
+    {
+      method: 'put', path: '/api/routes', summary: 'Replace the routes, on every node; a mistake names its rule and field and changes nothing', tag: 'people', auth: 'operator',
+      body: RoutesDocumentSchema, ok: { 200: json('The routes now in force.', RoutesDocumentSchema) }, errors: [...BODY],
+      example: { body: { routes: [{ name: 'approvals', match: { kind: 'approval' }, to: ['everyone'], escalate: [{ after: '15m', to: ['telegram'] }] }] } },
+    },
     { method: 'get', path: '/api/providers', summary: 'The providers sessions run on, their engines and variables', tag: 'sessions', auth: 'token', ok: { 200: json('The providers.', api.ProviderListSchema) } },
     {
       method: 'get', path: '/api/audit', summary: 'The audit log, oldest first, a page at a time', tag: 'audit', auth: 'human',

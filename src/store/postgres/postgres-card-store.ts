@@ -86,7 +86,10 @@ export class PostgresCardStore implements AsyncCardStore {
       [now],
     );
     if (!rows.length) return [];
-    const expired = rows.map((r) => ({ ...parse(r.data), status: 'expired' as const, closedAt: new Date(Number(r.expires_at)).toISOString() }));
+    // A card with a route's default answer (onExpiry) is the relay core's to close, one by one.
+    const expired = rows
+      .map((r) => ({ ...parse(r.data), status: 'expired' as const, closedAt: new Date(Number(r.expires_at)).toISOString() }))
+      .filter((card) => !card.onExpiry);
     // One statement for all of them; a card another node closed meanwhile is left as that node left it.
     const { rows: won } = await this.pool.query<{ id: string }>(
       `UPDATE cards SET status = 'expired', data = v.data

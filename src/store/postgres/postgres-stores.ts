@@ -10,7 +10,7 @@ import { PostgresLoginStore } from './postgres-login-store.js';
 import { PostgresUserStore } from './postgres-user-store.js';
 import { PostgresPushSubscriptionStore } from './postgres-push-subscription-store.js';
 import { PostgresSessionStore } from './postgres-session-store.js';
-import { sharedSetting, type SharedSetting } from './shared-settings.js';
+import { sharedRoutes, sharedSetting, type SharedSetting } from './shared-settings.js';
 
 const CONNECT_TIMEOUT_MS = 5000;
 
@@ -66,6 +66,7 @@ async function openStores(pool: pg.Pool, url: string, auditKey: Buffer, log: (li
       channels: new PostgresChannelStore(pool),
       logins: new PostgresLoginStore(pool),
       users: new PostgresUserStore(pool),
+      routes: sharedRoutes(pool),
       ping: async () => void (await pool.query('SELECT 1')),
       joinCluster: (node, leaseMs, clusterLog = log) => postgresCluster(pool, url, { node, leaseMs, load, log: clusterLog }),
       close: async () => {

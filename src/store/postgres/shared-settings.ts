@@ -1,4 +1,6 @@
 import type pg from 'pg';
+import type { SharedRoutes } from '../../routing/router.js';
+import { parseRoutes } from '../../routing/rules.js';
 
 // Settings that every node on one database must share (the relay token, the keys): the
 // first node to need one makes it and keeps it in the database, and every later node, or
@@ -18,4 +20,23 @@ export async function sharedSetting(pool: pg.Pool, name: string, make: () => str
   if (inserted.rowCount === 1) return { value: candidate, made: true };
   const { rows } = await pool.query<{ value: string }>('SELECT value FROM relay_settings WHERE name = $1', [name]);
   return { value: rows[0].value, made: false };
+}
+
+/** The routes (docs/routing.md), kept as one setting every node reads when another replaced them. */
+export function sharedRoutes(pool: pg.Pool): SharedRoutes {
+  return {
+    read: async () => {
+      const { rows } = await pool.query<{ value: string }>("SELECT value FROM relay_settings WHERE name = 'routes'");
+      if (!rows[0]) return undefined;
+      const parsed = parseRoutes(JSON.parse(rows[0].value));
+      if ('error' in parsed) throw new Error(`The database's routes are not valid (${parsed.error}); replace them with PUT /api/routes.`);
+      return parsed.routes;
+    },
+    write: async (routes) => {
+      await pool.query(
+        "INSERT INTO relay_settings (name, value, created_at) VALUES ('routes', $1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        [JSON.stringify(routes), Date.now()],
+      );
+    },
+  };
 }

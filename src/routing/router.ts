@@ -1,0 +1,68 @@
+import type { Card } from '../cards/model.js';
+import { RelayError } from '../errors.js';
+import type { CardRouter } from '../relay/relay.js';
+import { routeCard } from './match.js';
+import { peopleIn, type Routes } from './rules.js';
+
+// The routes a relay routes by, held in memory (one lookup per new card), replaced through
+// PUT /api/routes. With several nodes on one database the routes live there too (`shared`):
+// a node that replaces them tells the others, which read them again.
+
+export interface SharedRoutes {
+  read(): Promise<Routes | undefined>;
+  write(routes: Routes): Promise<void>;
+}
+
+export interface RouterOptions {
+  routes: Routes;
+  /** A card's session's labels, which its card inherits under its own. */
+  sessionLabels(sessionId: string): Promise<Card['labels']>;
+  /** The people there are, to refuse rules naming someone unknown. */
+  people(): Promise<string[]>;
+  /** Where the routes are kept: the file and, on PostgreSQL, the database. */
+  save(routes: Routes): Promise<void>;
+  /** Tells the other nodes the routes changed. */
+  announce?(): Promise<void>;
+  /** The routes as the database holds them (another node replaced them). */
+  shared?: SharedRoutes;
+}
+
+export class Router implements CardRouter {
+  private routes: Routes;
+
+  constructor(private readonly options: RouterOptions) {
+    this.routes = options.routes;
+  }
+
+  get current(): Routes {
+    return this.routes;
+  }
+
+  async route(card: Card) {
+    const inherited = card.sessionId ? await this.options.sessionLabels(card.sessionId) : undefined;
+    const labels = inherited ? { ...inherited, ...card.labels } : card.labels;
+    const withLabels = labels && Object.keys(labels).length ? { ...card, labels } : card;
+    return { ...(withLabels.labels ? { labels: withLabels.labels } : {}), ...routeCard(this.routes, withLabels) };
+  }
+
+  /** Takes new routes (PUT /api/routes): refused when one names a person who does not exist. */
+  async replace(routes: Routes): Promise<void> {
+    const known = new Set(await this.options.people());
+    routes.forEach((rule, i) => {
+      const steps = [{ field: 'to', to: rule.to }, ...(rule.escalate ?? []).map((step, j) => ({ field: `escalate[${j}].to`, to: step.to }))];
+      for (const { field, to } of steps) {
+        const unknown = peopleIn(to).find((name) => !known.has(name));
+        if (unknown) throw new RelayError('invalid_request', `rule ${i + 1} (${rule.name}): ${field}: there is no person called "${unknown}" (askrelay users add ${unknown}).`);
+      }
+    });
+    await this.options.save(routes);
+    this.routes = routes;
+    await this.options.announce?.();
+  }
+
+  /** Another node replaced the routes: read them again. */
+  async reload(): Promise<void> {
+    const routes = await this.options.shared?.read();
+    if (routes) this.routes = routes;
+  }
+}
