@@ -133,7 +133,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   // Read when scraped: the sessions and channels exist by then.
   const events = new RelayEvents();
   const metrics: RelayMetrics = new RelayMetrics({ events, ops, pending: (): number => relay.pendingCount, load, sessions: () => sessions.list(), outboxes: () => channels.status() });
-  const router = await openRouter({ loaded: routeFile, ...(store.routes ? { shared: store.routes } : {}), sessions: store.sessions, users: store.users, cluster, log: ops.warn });
+  const router = await openRouter({ loaded: routeFile, ...(store.routes ? { shared: store.routes } : {}), sessions: store.sessions, users: store.users, log: ops.warn });
   const relay = new Relay({ store: metrics.timed(store.cards), events, router, waits: { default: config.waitMs }, ...(clock ? { clock } : {}) });
   const nodes = await wireNodes(cluster, relay, ops.warn);
   // Listening before start: cards that expired while the relay was down close their

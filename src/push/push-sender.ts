@@ -8,6 +8,7 @@ import { PushQueue, type AttemptResult } from './push-queue.js';
 import type { AsyncPushSubscriptionStore, PushSubscriptionRecord } from '../store/push-subscription-store.js';
 import type { VapidKeys } from './vapid-keys.js';
 import { clip } from '../cards/text.js';
+import { pushedTo } from './recipients.js';
 
 type WebPush = typeof import('web-push');
 let webPush: Promise<WebPush> | undefined;
@@ -15,7 +16,8 @@ let webPush: Promise<WebPush> | undefined;
 const loadWebPush = () => (webPush ??= import('web-push').then((m) => (m as { default?: WebPush }).default ?? m));
 
 // Turns the relay's card events into Web Push messages. A new card sends one notification
-// to every subscription (header, question text, and the page URL of the card); a card that
+// to every subscription it is routed to (recipients.ts: header, question text, and the page
+// URL of the card), an escalation to the people it adds; a card that
 // closes (answered, skipped, expired, cancelled) sends {type:"close", cardId} so the
 // service worker can close the stale notification. The event listener only schedules work:
 // encryption and delivery happen later in the queue, so a slow or failing push service
@@ -81,12 +83,12 @@ export class PushSender {
     this.log = options.log ?? ((line) => console.warn(line));
     this.queue = new PushQueue(options.config, this.log, (service, reason) => options.ops?.emit('push.failed', { service: new URL(service).host, reason }, { quiet: true }));
     this.unsubscribe = options.events.subscribe((name, data) => {
-      if (name !== 'card.created' && name !== 'card.updated') return;
+      if (name !== 'card.created' && name !== 'card.updated' && name !== 'card.escalated') return;
       const card = data as Card;
       if (name === 'card.updated' && card.status === 'pending') return;
       if (options.sends && !options.sends()) return;
       // Later, not now: the listener runs inside the relay's create/answer call.
-      setImmediate(() => this.fanOut(card));
+      setImmediate(() => this.fanOut(card, name === 'card.escalated'));
     });
   }
 
@@ -108,14 +110,14 @@ export class PushSender {
     this.encryptor?.stop();
   }
 
-  private fanOut(card: Card): void {
+  private fanOut(card: Card, escalated = false): void {
     this.fanning = this.fanning
-      .then(() => (this.stopped ? undefined : this.enqueue(card)))
+      .then(() => (this.stopped ? undefined : this.enqueue(card, escalated)))
       // A push is never worth an uncaught exception in the relay.
       .catch((err: unknown) => this.log(`push: could not queue the pushes for card ${card.id}: ${(err as Error).message}`));
   }
 
-  private async enqueue(card: Card): Promise<void> {
+  private async enqueue(card: Card, escalated: boolean): Promise<void> {
     const payload: PushPayload = card.status === 'pending' ? cardPayload(card) : { type: 'close', cardId: card.id };
     const ttl =
       payload.type === 'card'
@@ -123,7 +125,7 @@ export class PushSender {
         : CLOSE_TTL_SECONDS;
     if (payload.type === 'card' && ttl === 0) return;
     const json = JSON.stringify(payload);
-    const subscriptions = await this.options.subscriptions.list();
+    const subscriptions = pushedTo(card, await this.options.subscriptions.list(), escalated);
     if (!subscriptions.length) return;
     const webpush = await loadWebPush();
     this.encryptor ??= new PushEncryptor(({ p256dh, auth, json }) => new Uint8Array(webpush.encrypt(p256dh, auth, json, 'aes128gcm').cipherText), this.log);

@@ -1,4 +1,3 @@
-import { RESYNC, type Cluster } from '../cluster/cluster.js';
 import type { Card } from '../cards/model.js';
 import { readRouteFile, routeFileOf, writeRouteFile, type RouteFile } from './route-file.js';
 import { Router, type SharedRoutes } from './router.js';
@@ -20,11 +19,10 @@ export interface OpenRouterOptions {
   shared?: SharedRoutes;
   sessions: { get(id: string): Promise<{ labels?: Card['labels'] } | undefined> };
   users: { list(): Promise<{ name: string }[]> };
-  cluster: Pick<Cluster, 'publish' | 'subscribe'>;
   log: (line: string) => void;
 }
 
-export async function openRouter({ loaded, shared, sessions, users, cluster, log }: OpenRouterOptions): Promise<Router> {
+export async function openRouter({ loaded, shared, sessions, users, log }: OpenRouterOptions): Promise<Router> {
   const { file, routes: fromFile } = loaded;
   if (fromFile && shared) await shared.write(fromFile);
   const routes = fromFile ?? (await shared?.read()) ?? [];
@@ -33,7 +31,7 @@ export async function openRouter({ loaded, shared, sessions, users, cluster, log
   const known = new Set(await people());
   const missing = [...new Set(routes.flatMap((r) => peopleIn([...r.to, ...(r.escalate ?? []).flatMap((s) => s.to)])))].filter((n) => !known.has(n));
   if (missing.length) log(`routes: no person called ${missing.join(', ')} yet; cards routed to them notify nobody until they are added (askrelay users add)`);
-  const router = new Router({
+  return new Router({
     routes,
     sessionLabels: async (id) => (await sessions.get(id))?.labels,
     people,
@@ -41,14 +39,6 @@ export async function openRouter({ loaded, shared, sessions, users, cluster, log
       writeRouteFile(file, next);
       await shared?.write(next);
     },
-    ...(shared ? { shared, announce: () => cluster.publish(ROUTES_UPDATED, {}, 'routes') } : {}),
+    ...(shared ? { shared } : {}),
   });
-  if (shared) {
-    cluster.subscribe(({ name }) => {
-      if (name === ROUTES_UPDATED || name === RESYNC) router.reload().catch((err: unknown) => log(`routes: could not read them again: ${(err as Error).message}`));
-    });
-  }
-  return router;
 }
-
-const ROUTES_UPDATED = 'routes.updated';

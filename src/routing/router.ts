@@ -4,9 +4,10 @@ import type { CardRouter } from '../relay/relay.js';
 import { routeCard } from './match.js';
 import { peopleIn, type Routes } from './rules.js';
 
-// The routes a relay routes by, held in memory (one lookup per new card), replaced through
-// PUT /api/routes. With several nodes on one database the routes live there too (`shared`):
-// a node that replaces them tells the others, which read them again.
+// The routes a relay routes by, replaced through PUT /api/routes. The embedded store holds
+// them in memory (and routes.json); with several nodes on one database they live there
+// (`shared`) and each new card reads them (one small row, parsed again only when it changed),
+// so a card made on any node right after a PUT on another follows the new routes.
 
 export interface SharedRoutes {
   read(): Promise<Routes | undefined>;
@@ -21,9 +22,7 @@ export interface RouterOptions {
   people(): Promise<string[]>;
   /** Where the routes are kept: the file and, on PostgreSQL, the database. */
   save(routes: Routes): Promise<void>;
-  /** Tells the other nodes the routes changed. */
-  announce?(): Promise<void>;
-  /** The routes as the database holds them (another node replaced them). */
+  /** The routes as the database holds them (every node's). */
   shared?: SharedRoutes;
 }
 
@@ -34,15 +33,16 @@ export class Router implements CardRouter {
     this.routes = options.routes;
   }
 
-  get current(): Routes {
-    return this.routes;
+  /** The routes in force. */
+  async current(): Promise<Routes> {
+    return this.options.shared ? ((await this.options.shared.read()) ?? []) : this.routes;
   }
 
   async route(card: Card) {
     const inherited = card.sessionId ? await this.options.sessionLabels(card.sessionId) : undefined;
     const labels = inherited ? { ...inherited, ...card.labels } : card.labels;
     const withLabels = labels && Object.keys(labels).length ? { ...card, labels } : card;
-    return { ...(withLabels.labels ? { labels: withLabels.labels } : {}), ...routeCard(this.routes, withLabels) };
+    return { ...(withLabels.labels ? { labels: withLabels.labels } : {}), ...routeCard(await this.current(), withLabels) };
   }
 
   /** Takes new routes (PUT /api/routes): refused when one names a person who does not exist. */
@@ -57,12 +57,5 @@ export class Router implements CardRouter {
     });
     await this.options.save(routes);
     this.routes = routes;
-    await this.options.announce?.();
-  }
-
-  /** Another node replaced the routes: read them again. */
-  async reload(): Promise<void> {
-    const routes = await this.options.shared?.read();
-    if (routes) this.routes = routes;
   }
 }

@@ -22,7 +22,9 @@ export function pushRoutes({ publicKey, subscriptions }: PushRoutesOptions) {
 
   app.post('/subscriptions', async (c) => {
     const subscription = await readValid(c, PushSubscriptionSchema, 'a PushSubscription');
-    const { created } = await subscriptions.add({ endpoint: subscription.endpoint, keys: subscription.keys });
+    // A person's browser gets the cards routed to them (docs/routing.md); the operator's, everyone's.
+    const who = c.get('principal').id;
+    const { created } = await subscriptions.add({ endpoint: subscription.endpoint, keys: subscription.keys, ...(who !== 'operator' ? { who } : {}) });
     return c.json({ endpoint: subscription.endpoint, created }, created ? 201 : 200);
   });
 

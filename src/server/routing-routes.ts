@@ -13,14 +13,14 @@ export function routingRoutes(router: Router) {
   const app = new Hono<AuthEnv>();
   app.use('*', operatorOnly);
 
-  app.get('/', (c) => c.json({ routes: router.current }));
+  app.get('/', async (c) => c.json({ routes: await router.current() }));
 
   app.put('/', async (c) => {
     // Read as any JSON, then judged by the routes' own reader, whose messages name the rule.
     const parsed = parseRoutes(await readJson(c, z.unknown()));
     if ('error' in parsed) throw new RelayError('invalid_request', parsed.error);
     await router.replace(parsed.routes);
-    return c.json({ routes: router.current });
+    return c.json({ routes: await router.current() });
   });
 
   return app;

@@ -43,7 +43,7 @@ export const TABLE_COPIES: readonly TableCopy[] = [
   { table: 'mcp_calls', columns: { card_id: 'card_id', dialect: 'dialect', args_hash: 'args_hash', client_key: 'client_key', created_at: 'created_at', delivered_at: 'delivered_at', seq: ROWID }, serial: 'seq' },
   { table: 'audit', columns: { seq: 'seq', data: 'data', prev_hash: 'prev_hash', hash: 'hash' } },
   { table: 'audit_head', columns: { one: 'one', seq: 'seq', hash: 'hash' } },
-  { table: 'push_subscriptions', columns: { endpoint: 'endpoint', p256dh: 'p256dh', auth: 'auth', created_at: 'created_at', seq: ROWID }, serial: 'seq' },
+  { table: 'push_subscriptions', columns: { endpoint: 'endpoint', p256dh: 'p256dh', auth: 'auth', created_at: 'created_at', who: 'who', seq: ROWID }, serial: 'seq' },
   { table: 'channel_outbox', columns: { channel: 'channel', card_id: 'card_id', action: 'action', due_at: 'due_at', attempts: 'attempts', last_error: 'last_error', seq: 'seq' }, serial: 'seq' },
   { table: 'channel_messages', columns: { channel: 'channel', message: 'message', card_id: 'card_id', chat: 'chat', role: 'role', closed: { from: 'closed', convert: bool }, seq: ROWID }, serial: 'seq' },
   { table: 'channel_state', columns: { channel: 'channel', key: 'key', value: 'value' } },

@@ -3,20 +3,23 @@ import type { Async } from './store.js';
 
 // Web Push subscriptions live in the same SQLite file as the cards, one row per endpoint
 // (the endpoint URL is the subscription's identity; a browser re-subscribing with new keys
-// replaces the row).
+// replaces the row). `who`: the person who subscribed (docs/routing.md), none for the operator.
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS push_subscriptions (
   endpoint    TEXT PRIMARY KEY,
   p256dh      TEXT NOT NULL,
   auth        TEXT NOT NULL,
-  created_at  INTEGER NOT NULL
+  created_at  INTEGER NOT NULL,
+  who         TEXT
 );
 `;
 
 export interface PushSubscriptionRecord {
   endpoint: string;
   keys: { p256dh: string; auth: string };
+  /** The person whose browser it is; absent: the operator's. */
+  who?: string;
 }
 
 export class PushSubscriptionStore {
@@ -26,21 +29,24 @@ export class PushSubscriptionStore {
 
   constructor(db: Database.Database) {
     db.exec(SCHEMA);
+    // A file from before people (docs/routing.md) gains the column.
+    const columns = db.prepare('PRAGMA table_info(push_subscriptions)').all() as { name: string }[];
+    if (!columns.some((c) => c.name === 'who')) db.exec('ALTER TABLE push_subscriptions ADD COLUMN who TEXT');
     this.stmt = {
       exists: db.prepare('SELECT 1 FROM push_subscriptions WHERE endpoint = ?').pluck(),
       upsert: db.prepare(
-        `INSERT INTO push_subscriptions (endpoint, p256dh, auth, created_at) VALUES (?, ?, ?, ?)
-         ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth`,
+        `INSERT INTO push_subscriptions (endpoint, p256dh, auth, created_at, who) VALUES (?, ?, ?, ?, ?)
+         ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth, who = excluded.who`,
       ),
       remove: db.prepare('DELETE FROM push_subscriptions WHERE endpoint = ?'),
-      list: db.prepare('SELECT endpoint, p256dh, auth FROM push_subscriptions ORDER BY created_at, rowid'),
+      list: db.prepare('SELECT endpoint, p256dh, auth, who FROM push_subscriptions ORDER BY created_at, rowid'),
     };
   }
 
   /** Stores a subscription (or its new keys); `created` is false when the endpoint was known. */
   add(subscription: PushSubscriptionRecord, now = Date.now()): { created: boolean } {
     const known = this.stmt.exists.get(subscription.endpoint) !== undefined;
-    this.stmt.upsert.run(subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, now);
+    this.stmt.upsert.run(subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, now, subscription.who ?? null);
     this.cached = undefined;
     return { created: !known };
   }
@@ -57,10 +63,19 @@ export class PushSubscriptionStore {
 
   list(): PushSubscriptionRecord[] {
     if (this.cached) return this.cached;
-    const rows = this.stmt.list.all() as { endpoint: string; p256dh: string; auth: string }[];
-    return (this.cached = rows.map(({ endpoint, p256dh, auth }) => ({ endpoint, keys: { p256dh, auth } })));
+    const rows = this.stmt.list.all() as SubscriptionRow[];
+    return (this.cached = rows.map(recordOf));
   }
 }
+
+export interface SubscriptionRow {
+  endpoint: string;
+  p256dh: string;
+  auth: string;
+  who: string | null;
+}
+
+export const recordOf = ({ endpoint, p256dh, auth, who }: SubscriptionRow): PushSubscriptionRecord => ({ endpoint, keys: { p256dh, auth }, ...(who ? { who } : {}) });
 
 /**
  * The subscriptions as a networked database serves them: every call a promise. PostgreSQL

@@ -225,6 +225,12 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    version: 11,
+    name: 'push subscriptions of people',
+    // The person whose browser subscribed (none: the operator's): push goes to the people a card is routed to.
+    sql: `ALTER TABLE push_subscriptions ADD COLUMN who TEXT;`,
+  },
 ];
 
 /** An arbitrary constant: the advisory lock every node takes to migrate. */

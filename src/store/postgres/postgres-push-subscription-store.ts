@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { AsyncPushSubscriptionStore, PushSubscriptionRecord } from '../push-subscription-store.js';
+import { recordOf, type AsyncPushSubscriptionStore, type PushSubscriptionRecord, type SubscriptionRow } from '../push-subscription-store.js';
 
 // Web Push subscriptions in PostgreSQL, with the SQLite store's semantics
 // (src/store/push-subscription-store.ts): one row per endpoint, a browser re-subscribing
@@ -17,10 +17,10 @@ export class PostgresPushSubscriptionStore implements AsyncPushSubscriptionStore
     // One statement, so two nodes adding one endpoint at once see one `created`. A row this
     // statement inserted has no xmax; a row it updated has this transaction's id there.
     const { rows } = await this.pool.query<{ created: boolean }>(
-      `INSERT INTO push_subscriptions (endpoint, p256dh, auth, created_at) VALUES ($1, $2, $3, $4)
-       ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth
+      `INSERT INTO push_subscriptions (endpoint, p256dh, auth, created_at, who) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth, who = excluded.who
        RETURNING (xmax = 0) AS created`,
-      [subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, now],
+      [subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, now, subscription.who ?? null],
     );
     return { created: rows[0].created };
   }
@@ -37,9 +37,7 @@ export class PostgresPushSubscriptionStore implements AsyncPushSubscriptionStore
   }
 
   async list(): Promise<PushSubscriptionRecord[]> {
-    const { rows } = await this.pool.query<{ endpoint: string; p256dh: string; auth: string }>(
-      'SELECT endpoint, p256dh, auth FROM push_subscriptions ORDER BY created_at, seq',
-    );
-    return rows.map(({ endpoint, p256dh, auth }) => ({ endpoint, keys: { p256dh, auth } }));
+    const { rows } = await this.pool.query<SubscriptionRow>('SELECT endpoint, p256dh, auth, who FROM push_subscriptions ORDER BY created_at, seq');
+    return rows.map(recordOf);
   }
 }

@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { SharedRoutes } from '../../routing/router.js';
-import { parseRoutes } from '../../routing/rules.js';
+import { parseRoutes, type Routes } from '../../routing/rules.js';
 
 // Settings that every node on one database must share (the relay token, the keys): the
 // first node to need one makes it and keeps it in the database, and every later node, or
@@ -24,12 +24,16 @@ export async function sharedSetting(pool: pg.Pool, name: string, make: () => str
 
 /** The routes (docs/routing.md), kept as one setting every node reads when another replaced them. */
 export function sharedRoutes(pool: pg.Pool): SharedRoutes {
+  // Read for every new card: the text is parsed again only when another PUT changed it.
+  let last: { text: string; routes: Routes } | undefined;
   return {
     read: async () => {
       const { rows } = await pool.query<{ value: string }>("SELECT value FROM relay_settings WHERE name = 'routes'");
       if (!rows[0]) return undefined;
+      if (last?.text === rows[0].value) return last.routes;
       const parsed = parseRoutes(JSON.parse(rows[0].value));
       if ('error' in parsed) throw new Error(`The database's routes are not valid (${parsed.error}); replace them with PUT /api/routes.`);
+      last = { text: rows[0].value, routes: parsed.routes };
       return parsed.routes;
     },
     write: async (routes) => {
