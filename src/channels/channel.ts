@@ -74,8 +74,12 @@ export interface ChannelInbox {
 
 export interface Channel {
   readonly id: ChannelId;
-  /** Posts a new card. Throws ChannelSendError on failure. */
-  post(card: Card): Promise<MessageRef>;
+  /**
+   * Posts a new card, in `chat` when a route names one of the platform's chats
+   * ("telegram:-100123", docs/routing.md), else in the configured chat. Throws
+   * ChannelSendError on failure.
+   */
+  post(card: Card, chat?: string): Promise<MessageRef>;
   /** Edits the card's message once it closed (answered anywhere, skipped, expired, cancelled). */
   close(card: Card, ref: MessageRef): Promise<void>;
   /**

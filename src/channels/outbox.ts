@@ -25,8 +25,11 @@ export interface OutboxOptions {
   clock: Clock;
   /** The first retry after an outage waits this long. */
   backoffMs: number;
-  /** Which cards this channel shows (its route); all by default. */
-  routes?: (card: Card) => boolean;
+  /**
+   * Where this channel shows a card (docs/routing.md): undefined for a card it does not show,
+   * null for its configured chat, or the chat a route names. Its configured chat by default.
+   */
+  chatOf?: (card: Card) => string | null | undefined;
   log?: (line: string) => void;
   /** Told of every attempt the platform did not take (the log line above comes once per doubling). */
   ops?: OpsSink;
@@ -56,7 +59,7 @@ export class Outbox {
    * Only reads: the caller queues the jobs of an event-loop turn's events together, in order.
    */
   async jobsFor(card: Card): Promise<QueuedJob[]> {
-    if (!(this.options.routes?.(card) ?? true)) return [];
+    if (!this.shows(card)) return [];
     const now = this.options.clock.now();
     if (card.status === 'pending') return [{ channel: this.id, cardId: card.id, action: 'post', dueAt: now }];
     // A message already closed needs no edit. Read before the turn's jobs are queued, which no
@@ -72,7 +75,7 @@ export class Outbox {
   async recover(pending: Card[]): Promise<void> {
     const { store, clock, relay } = this.options;
     const now = clock.now();
-    const routed = pending.filter((card) => this.options.routes?.(card) ?? true);
+    const routed = pending.filter((card) => this.shows(card));
     const shown = await Promise.all(routed.map((card) => store.messageOf(this.id, card.id)));
     const posts = routed.filter((_, i) => !shown[i]).map((card): QueuedJob => ({ channel: this.id, cardId: card.id, action: 'post', dueAt: now }));
     if (posts.length) await store.enqueueAll(posts);
@@ -97,6 +100,14 @@ export class Outbox {
     await Promise.race([this.inFlight, new Promise((resolve) => (timer = clock.setTimer(() => resolve(undefined), STOP_GRACE_MS)))]);
     clock.clearTimer(timer);
     this.abandoned = true;
+  }
+
+  private shows(card: Card): boolean {
+    return this.chatOf(card) !== undefined;
+  }
+
+  private chatOf(card: Card): string | null | undefined {
+    return this.options.chatOf ? this.options.chatOf(card) : null;
   }
 
   /** Set once stop() returned: the store may be closed, so nothing is written any more. */
@@ -185,7 +196,7 @@ export class Outbox {
           await store.done(job);
           return;
         }
-        const ref = await this.timed(channel.post(card));
+        const ref = await this.timed(channel.post(card, this.chatOf(card) ?? undefined));
         if (this.abandoned) return;
         await store.posted(this.id, card.id, ref);
         if ((await relay.find(card.id))?.status !== 'pending') await store.enqueue(this.id, card.id, 'close', this.options.clock.now());

@@ -10,6 +10,8 @@ import type { Channel, ChannelContext, ChannelFactory } from './channel.js';
 import type { ChannelId, ChannelsConfig } from './config.js';
 import { Inbox } from './inbox.js';
 import { Outbox } from './outbox.js';
+import { toEveryone } from '../routing/match.js';
+import { chatIn } from '../routing/rules.js';
 
 // The chat channels switched on in the configuration, wired to the relay: every card event
 // goes to each channel's outbox (durable), every tap or reply comes in through its inbox,
@@ -79,6 +81,13 @@ export class Channels {
       if (!config) continue;
       const channel = make(options.config, { ...options.context, clock, log: (line) => log(`${id}: ${line}`) });
       const providers = config.route?.providers;
+      // A card a route names this channel (or one of its chats) for goes there; a card for
+      // everyone goes to the configured chat when the channel takes its provider.
+      const chatOf = (card: Card): string | null | undefined => {
+        const named = chatIn(card.routedTo ?? [], id);
+        if (named !== undefined) return named;
+        return toEveryone(card) && (!providers || providers.includes(card.provider)) ? null : undefined;
+      };
       this.running.push({
         channel,
         inbox: new Inbox({ channel: id, access: options.access, audit: options.audit, store: options.store, answerers: config.answerers, now: () => clock.now(), ...(options.people ? { people: options.people } : {}) }),
@@ -88,7 +97,7 @@ export class Channels {
           store: options.store,
           clock,
           backoffMs: options.config.backoffMs,
-          ...(providers ? { routes: (card: Card) => providers.includes(card.provider) } : {}),
+          chatOf,
           log: options.log,
           ...(options.ops ? { ops: options.ops } : {}),
         }),

@@ -44,7 +44,9 @@ const BOT: FakeUser = { id: 7000, first_name: 'askrelay', is_bot: true };
 /** getMe's User: the bot's own fields beside the ones every User has (https://core.telegram.org/bots/api#getme, #user). */
 const BOT_ME = { ...BOT, username: 'askrelay_bot', can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false };
 
-export async function startFakeTelegram(options: { token: string; chat: number }) {
+/** `chat`: the chat the bot posts in; `others`: further chats it is a member of (a route's, docs/routing.md). */
+export async function startFakeTelegram(options: { token: string; chat: number; others?: number[] }) {
+  const chats = new Set([options.chat, ...(options.others ?? [])]);
   const messages = new Map<number, FakeMessage>();
   const requests: (LoggedRequest & { method: string })[] = [];
   const callbackAnswers: { callback_query_id: string; text?: string; show_alert?: boolean }[] = [];
@@ -84,13 +86,13 @@ export async function startFakeTelegram(options: { token: string; chat: number }
       case 'getUpdates':
         return getUpdates(res, args);
       case 'sendMessage': {
-        if (Number(args.chat_id) !== options.chat) return fail(res, 400, 'Bad Request: chat not found');
+        if (!chats.has(Number(args.chat_id))) return fail(res, 400, 'Bad Request: chat not found');
         const problem = messageProblem(args);
         if (problem) return fail(res, 400, problem);
         const replyTo = args.reply_parameters?.message_id ? messages.get(args.reply_parameters.message_id) : undefined;
         const message: FakeMessage = {
           message_id: nextMessage++,
-          chat: { id: options.chat, type: 'group' },
+          chat: { id: Number(args.chat_id), type: 'group' },
           date: Math.floor(Date.now() / 1000),
           from: BOT,
           text: plain(args.text),
@@ -105,7 +107,7 @@ export async function startFakeTelegram(options: { token: string; chat: number }
       }
       case 'editMessageText': {
         const message = messages.get(Number(args.message_id));
-        if (!message || Number(args.chat_id) !== options.chat) return fail(res, 400, 'Bad Request: message to edit not found');
+        if (!message || Number(args.chat_id) !== message.chat.id) return fail(res, 400, 'Bad Request: message to edit not found');
         const problem = messageProblem(args);
         if (problem) return fail(res, 400, problem);
         const markup = args.reply_markup ?? undefined;
@@ -167,11 +169,11 @@ export async function startFakeTelegram(options: { token: string; chat: number }
       push({ callback_query: { id, from, chat_instance: 'ci1', data, ...(message ? { message: strip(message) } : {}) } });
       return id;
     },
-    /** A person writes in the chat, replying to `replyTo` (a message id). */
+    /** A person writes in the chat (of `replyTo`, when it is a message of one), replying to `replyTo` (a message id). */
     reply(from: FakeUser, replyTo: number | undefined, text: string): number {
       const message: FakeMessage = {
         message_id: nextMessage++,
-        chat: { id: options.chat, type: 'group' },
+        chat: { id: (replyTo && messages.get(replyTo)?.chat.id) || options.chat, type: 'group' },
         date: Math.floor(Date.now() / 1000),
         from,
         text,

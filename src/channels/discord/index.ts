@@ -14,9 +14,9 @@ export const discordChannel: ChannelFactory = (config): Channel => {
   const key = publicKeyOf(settings.publicKey);
   return {
     id: 'discord',
-    async post(card) {
-      const message = await client.post(settings.channel, postOf(card));
-      return { chat: message.channel_id ?? settings.channel, message: message.id };
+    async post(card, chat = settings.channel) {
+      const message = await client.post(chat, postOf(card));
+      return { chat: message.channel_id ?? chat, message: message.id };
     },
     async close(card, ref) {
       await client.edit(ref.chat, ref.message, closedOf(card));

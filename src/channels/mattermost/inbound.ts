@@ -84,18 +84,24 @@ export class ThreadReplies {
   private cursor = 0;
   private atCursor = new Set<string>();
 
+  private readonly cursorKey: string;
+
   constructor(
     private readonly api: MattermostApi,
     private readonly channel: string,
     private readonly inbox: ChannelInbox,
     private readonly context: ChannelContext,
     private readonly pollMs: number,
-  ) {}
+    /** Another channel than the configured one (a route's): its bookmark is its own. */
+    other = false,
+  ) {
+    this.cursorKey = other ? `${CURSOR_KEY}:${channel}` : CURSOR_KEY;
+  }
 
   async start(): Promise<void> {
     // Where the last run stopped reading, so a reply written while the relay was down still
     // answers; on the very first start, from now (older replies answered nothing of ours).
-    const saved = await this.inbox.recall(CURSOR_KEY);
+    const saved = await this.inbox.recall(this.cursorKey);
     if (this.stopped) return;
     const bookmark = saved ? (JSON.parse(saved) as { cursor: number; atCursor: string[] }) : undefined;
     this.cursor = bookmark?.cursor ?? this.context.clock.now();
@@ -160,7 +166,7 @@ export class ThreadReplies {
         this.context.log(`reply ${post.id}: ${(err as Error).message}`);
       }
       if (this.stopped) return;
-      await this.inbox.remember(CURSOR_KEY, JSON.stringify({ cursor: this.cursor, atCursor: [...this.atCursor] }));
+      await this.inbox.remember(this.cursorKey, JSON.stringify({ cursor: this.cursor, atCursor: [...this.atCursor] }));
     }
   }
 

@@ -51,9 +51,9 @@ export class SlackClient {
     });
   }
 
-  async post(card: Card): Promise<MessageRef> {
+  async post(card: Card, channel = this.config.channel): Promise<MessageRef> {
     const result = await call('chat.postMessage', () =>
-      this.web.chat.postMessage({ channel: this.config.channel, ...postOf(card), unfurl_links: false, unfurl_media: false }),
+      this.web.chat.postMessage({ channel, ...postOf(card), unfurl_links: false, unfurl_media: false }),
     );
     if (!result.channel || !result.ts) throw new ChannelSendError('unavailable', 'chat.postMessage: the answer had no channel or ts');
     return { chat: result.channel, message: result.ts };

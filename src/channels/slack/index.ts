@@ -10,7 +10,7 @@ export const slackChannel: ChannelFactory = (config, context): Channel => {
   const client = new SlackClient(settings, context.log);
   return {
     id: 'slack',
-    post: (card) => client.post(card),
+    post: (card, chat) => client.post(card, chat),
     close: (card, ref) => client.close(card, ref),
     // Webhooks only: nothing to poll.
     start: () => {},

@@ -91,7 +91,9 @@ export class TelegramUpdates {
   private async handle(update: Update): Promise<void> {
     if (update.callback_query) return this.onTap(update.callback_query);
     const message = update.message;
-    if (message?.reply_to_message && message.text !== undefined && String(message.chat.id) === this.chat) return this.onReply(message);
+    // Any chat: a route may post cards in others than the configured one (docs/routing.md); a
+    // reply counts only when it answers a message of ours (onReply looks it up).
+    if (message?.reply_to_message && message.text !== undefined) return this.onReply(message);
   }
 
   private async onTap(query: CallbackQuery): Promise<void> {
@@ -105,8 +107,10 @@ export class TelegramUpdates {
     if (refused) return this.toast(query, refused);
     const card = (await this.inbox.card(data.cardId))!;
     const { text, ...other } = otherPromptOf(card, query.from);
-    const prompt = await call(() => this.api.sendMessage(this.chat, text, other));
-    await this.inbox.linkMessage({ chat: this.chat, message: messageKey(prompt.chat.id, prompt.message_id) }, card.id);
+    // In the chat the card's message is in.
+    const chat = query.message ? String(query.message.chat.id) : this.chat;
+    const prompt = await call(() => this.api.sendMessage(chat, text, other));
+    await this.inbox.linkMessage({ chat, message: messageKey(prompt.chat.id, prompt.message_id) }, card.id);
     await call(() => this.api.answerCallbackQuery(query.id));
   }
 
@@ -117,7 +121,7 @@ export class TelegramUpdates {
     if (outcome.kind === 'answered' || outcome.kind === 'ignored') return;
     // Telegram has no private replies in a group: the notice answers the person's message
     // (cut to one message: "Already answered: …" lists every pick).
-    await call(() => this.api.sendMessage(this.chat, clip(outcome.notice, MESSAGE_CHARS), { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } }));
+    await call(() => this.api.sendMessage(String(message.chat.id), clip(outcome.notice, MESSAGE_CHARS), { reply_parameters: { message_id: message.message_id, allow_sending_without_reply: true } }));
   }
 
   /**

@@ -2,8 +2,8 @@ import type { Channel, ChannelFactory } from '../channel.js';
 import { POLL_REQUEST_SECONDS, closeCard, postCard, telegramApi } from './client.js';
 import { TelegramUpdates } from './inbound.js';
 
-// Telegram: posts to one chat (a group, or a person's chat with the bot), takes taps and
-// replies by long polling. See docs/channels.md.
+// Telegram: posts to one chat (a group, or a person's chat with the bot), or the chat a
+// route names, takes taps and replies by long polling. See docs/channels.md.
 
 export const telegramChannel: ChannelFactory = (config, context): Channel => {
   const settings = config.telegram!;
@@ -11,7 +11,7 @@ export const telegramChannel: ChannelFactory = (config, context): Channel => {
   let updates: TelegramUpdates | undefined;
   return {
     id: 'telegram',
-    post: (card) => postCard(api, settings.chat, card),
+    post: (card, chat) => postCard(api, chat ?? settings.chat, card),
     close: (card, ref) => closeCard(api, card, ref),
     async start(inbox) {
       updates = new TelegramUpdates(api, telegramApi(settings, POLL_REQUEST_SECONDS), settings.chat, inbox, context);
