@@ -1,11 +1,13 @@
+import { statSync } from 'node:fs';
 import type { Card } from '../cards/model.js';
 import { readRouteFile, routeFileOf, writeRouteFile, type RouteFile } from './route-file.js';
 import { Router, type SharedRoutes } from './router.js';
 import { peopleIn, type Routes } from './rules.js';
 
-// The relay's router as `askrelay serve` opens it: the routes from the file (which also wins
-// over the database's at a start: deploy one file to every node), else the database's (a
-// node started without a file takes what PUT /api/routes stored), else none.
+// The relay's router as `askrelay serve` opens it: the routes from the file, else none. On
+// PostgreSQL the nodes share the database's: a node's file replaces them at its start only
+// when it was changed after they were last written (an edited file is deployed; an old one on
+// a restarting node does not undo a PUT /api/routes another node took).
 
 /** The route file and its routes, read before anything opens: a mistake in it stops the start there. */
 export function loadRoutes(env: NodeJS.ProcessEnv, dataDir: string): { file: RouteFile; routes?: Routes } {
@@ -24,8 +26,13 @@ export interface OpenRouterOptions {
 
 export async function openRouter({ loaded, shared, sessions, users, log }: OpenRouterOptions): Promise<Router> {
   const { file, routes: fromFile } = loaded;
-  if (fromFile && shared) await shared.write(fromFile);
-  const routes = fromFile ?? (await shared?.read()) ?? [];
+  let routes = fromFile ?? [];
+  if (shared) {
+    const at = await shared.writtenAt();
+    if (fromFile && (at === undefined || statSync(file.path).mtimeMs > at)) await shared.write(fromFile);
+    else routes = (await shared.read()) ?? [];
+    if (fromFile && routes !== fromFile) log(`routes: the database's routes were replaced after ${file.named} was last changed; this node uses the database's`);
+  }
   const people = async () => (await users.list()).map((u) => u.name);
   // Someone added later is fine at a start (people are made while the relay runs); PUT refuses.
   const known = new Set(await people());

@@ -12,6 +12,8 @@ import { peopleIn, type Routes } from './rules.js';
 export interface SharedRoutes {
   read(): Promise<Routes | undefined>;
   write(routes: Routes): Promise<void>;
+  /** When they were last written (ms), undefined when never. */
+  writtenAt(): Promise<number | undefined>;
 }
 
 export interface RouterOptions {

@@ -22,7 +22,7 @@ export async function sharedSetting(pool: pg.Pool, name: string, make: () => str
   return { value: rows[0].value, made: false };
 }
 
-/** The routes (docs/routing.md), kept as one setting every node reads when another replaced them. */
+/** The routes (docs/routing.md), kept as one setting every node reads; created_at says when they were last written. */
 export function sharedRoutes(pool: pg.Pool): SharedRoutes {
   // Read for every new card: the text is parsed again only when another PUT changed it.
   let last: { text: string; routes: Routes } | undefined;
@@ -38,9 +38,13 @@ export function sharedRoutes(pool: pg.Pool): SharedRoutes {
     },
     write: async (routes) => {
       await pool.query(
-        "INSERT INTO relay_settings (name, value, created_at) VALUES ('routes', $1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value",
+        "INSERT INTO relay_settings (name, value, created_at) VALUES ('routes', $1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value, created_at = excluded.created_at",
         [JSON.stringify(routes), Date.now()],
       );
+    },
+    writtenAt: async () => {
+      const { rows } = await pool.query<{ at: string }>("SELECT created_at AS at FROM relay_settings WHERE name = 'routes'");
+      return rows[0] ? Number(rows[0].at) : undefined;
     },
   };
 }
