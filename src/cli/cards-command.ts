@@ -11,8 +11,9 @@ Usage: askrelay cards [--status S] [--json] [--url URL]
   --json       print {"cards": [...]} as the relay returns it
 
 The table has one row per question: ID, LEFT (time left, or the status of a closed
-card), HEADER, QUESTION and OPTIONS, numbered as "askrelay answer" takes them
-("[several]" when several may be picked, "(free text)" when there are none).
+card), TO (when routes sent any card somewhere: the rule and who it goes to; see
+docs/routing.md), HEADER, QUESTION and OPTIONS, numbered as "askrelay answer" takes
+them ("[several]" when several may be picked, "(free text)" when there are none).
 
 ${CLIENT_ENV_HELP}`;
 

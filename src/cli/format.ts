@@ -72,15 +72,26 @@ export function cut(text: string, max: number): string {
   return clip(oneLine(text), max);
 }
 
-/** The cards as a table: one row per question, the card's id and time left on its first row. */
+/** A routed card's rule and who it goes to (docs/routing.md): "payments → ada, bob (only them)". */
+export function routeCell(card: Card): string {
+  if (!card.routedTo?.length) return '';
+  return `${card.route} → ${card.routedTo.join(', ')}${card.restricted ? ' (only them)' : ''}`;
+}
+
+/**
+ * The cards as a table: one row per question, the card's id and time left on its first row,
+ * and where routes sent them (a TO column, when any card matched a route).
+ */
 export function cardsTable(cards: Card[], now = Date.now()): string {
-  const rows: string[][] = [['ID', 'LEFT', 'HEADER', 'QUESTION', 'OPTIONS']];
+  const routed = cards.some((card) => card.routedTo?.length);
+  const rows: string[][] = [['ID', 'LEFT', ...(routed ? ['TO'] : []), 'HEADER', 'QUESTION', 'OPTIONS']];
   for (const card of cards) {
     card.questions.forEach((q, i) => {
       const header = q.header ?? (i === 0 && card.title ? card.title : '');
       rows.push([
         i === 0 ? card.id : '',
         i === 0 ? leftText(card, now) : '',
+        ...(routed ? [i === 0 ? cut(routeCell(card), 40) : ''] : []),
         cut(header, 16),
         cut(q.text, 60),
         optionsText(q),

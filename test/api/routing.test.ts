@@ -3,6 +3,7 @@ import type { Card } from '../../src/cards/model.js';
 import type { AuditEntry } from '../../src/store/audit-store.js';
 import type { FakeClock } from '../support/fake-clock.js';
 import { startRelayWithClock, type TestRelay } from '../support/running-relay.js';
+import { runCli } from '../support/cli.js';
 import { waitUntil } from '../support/wait-until.js';
 
 // Routes (docs/routing.md) through the API: the operator replaces them (mistakes named by
@@ -156,5 +157,19 @@ describe('routing cards', () => {
     const card = await ask({ waitSeconds: 60 });
     clock.advance(MIN);
     expect((await waitUntil(async () => (await read(card.id)).status === 'expired', 'the expiry'))).toBe(true);
+  });
+
+  it('askrelay cards shows the rule and who each card goes to; a person\'s token lists no card restricted to others', async () => {
+    const routed = await ask({ labels: { team: 'payments' }, title: 'Routed one' });
+    const restricted = await ask({ labels: { team: 'payments', env: 'prod' } });
+    const asOperator = await runCli(['cards'], { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: relay.token }, relay.dataDir);
+    expect(asOperator.code).toBe(0);
+    const lines = asOperator.stdout.split('\n');
+    expect(lines[0]).toMatch(/^ID\s+LEFT\s+TO\s+HEADER\s+QUESTION\s+OPTIONS$/);
+    expect(lines.find((l) => l.startsWith(routed.id))).toContain('payments → bob, cy');
+    expect(lines.find((l) => l.startsWith(restricted.id))).toContain('payments-prod → ada (only them)');
+    const asCy = await runCli(['cards'], { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: tokens.cy }, relay.dataDir);
+    expect(asCy.stdout).toContain(routed.id);
+    expect(asCy.stdout).not.toContain(restricted.id);
   });
 });

@@ -7,7 +7,7 @@ import { focusField } from './card-form.js';
 import { pick } from './card-steps.js';
 import { dropHeld } from './card-actions.js';
 import { UNDO_CHOICES, setUndoSeconds, undoSeconds } from './undo.js';
-import { markChosen, renderCard, showAnsweredBy, tickCountdown } from './card-view.js';
+import { markChosen, renderCard, showAnsweredBy, showRoute, tickCountdown } from './card-view.js';
 import { closedByText, deliveryText, describeClosed } from './format.js';
 import { dropDraft, dropDraftsExcept } from './drafts.js';
 import { actions, store } from './store.js';
@@ -33,6 +33,7 @@ export function upsert(card) {
   }
   if (card.status === 'pending') {
     known.card = card;
+    showRoute(known); // escalated: it goes to more people now
     return;
   }
   const wasOpen = known.card.status === 'pending' || known.ui.late;

@@ -6,7 +6,7 @@ import { fillForm, formDraft, renderForm } from './card-form.js';
 import { draftOfUi, loadDraft, restoreUi, saveDraft } from './drafts.js';
 import { goToStep, renderStep } from './card-steps.js';
 import { skipCard, undo } from './card-actions.js';
-import { answeredBy, fmtLeft, fmtTime, shortId } from './format.js';
+import { answeredBy, fmtLeft, fmtTime, routeText, shortId } from './format.js';
 import { providerLabel, providerTitle } from './new-session.js';
 import { withInlineMarkdown } from './markdown-view.js';
 import { actions } from './store.js';
@@ -62,7 +62,8 @@ export function renderCard(entry) {
     answerLate,
     h('div', { class: 'card-foot' }, h('div', { class: 'foot-left' }, back, stepper), skip),
   );
-  entry.parts = { body, error, status, closedBy, delivery, answerLate, skip, stepper, back, chips, agentBadge: null, undo: { bar: undoBar, text: undoText, button: undoButton } };
+  entry.parts = { body, error, status, closedBy, delivery, answerLate, skip, stepper, back, chips, agentBadge: null, routeChip: null, undo: { bar: undoBar, text: undoText, button: undoButton } };
+  showRoute(entry);
   tickCountdown(entry, Date.now());
   // A half-typed answer from before (another card shown meanwhile, a reload) comes back.
   const saved = card.status === 'pending' ? loadDraft(card.id) : null;
@@ -111,6 +112,17 @@ export function reopenCard(entry) {
   }
 }
 
+/** Who a routed card goes to, after its provider and session chips; it grows as the card escalates. */
+export function showRoute(entry) {
+  const { card, parts } = entry;
+  const route = routeText(card);
+  parts.routeChip?.remove();
+  parts.routeChip = route
+    ? h('span', { class: `chip chip-route${card.restricted ? ' restricted' : ''}`, title: route.title, dataset: { testid: 'routed-to', route: card.route } }, route.label)
+    : null;
+  if (parts.routeChip) parts.chips.insertBefore(parts.routeChip, parts.agentBadge);
+}
+
 /** An answer (or skip) not given by you here: a badge next to the card's chips (format.js answeredBy). */
 export function showAnsweredBy(entry) {
   const { card, el, parts } = entry;
@@ -120,7 +132,9 @@ export function showAnsweredBy(entry) {
   parts.agentBadge = null;
   const by = answeredBy(card);
   if (!by) return;
-  if (by.kind === 'channel') {
+  if (by.kind === 'route') {
+    parts.agentBadge = h('span', { class: 'chip chip-channel', title: by.title, dataset: { testid: 'answered-by-route', route: by.route } }, by.label);
+  } else if (by.kind === 'channel') {
     parts.agentBadge = h('span', { class: 'chip chip-channel', title: by.title, dataset: { testid: 'answered-in-channel', surface: by.surface, user: by.user } }, by.label);
   } else {
     const dataset = { testid: 'answered-by-agent', agentId: by.agentId, surface: by.surface };

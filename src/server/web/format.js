@@ -94,6 +94,10 @@ export function answeredBy(card) {
   const by = closed ? card.answeredBy : undefined;
   if (!by || (by.kind === 'human' && by.id === 'operator')) return null;
   const verb = card.status === 'skipped' ? 'skipped' : 'answered';
+  if (by.kind === 'system') {
+    const route = String(by.id).replace(/^route:/, '');
+    return { kind: 'route', label: `${verb} by route ${route} (its default)`, title: `Nobody answered in time: the route “${route}” answered with its default`, surface: by.surface, route };
+  }
   if (by.kind === 'human') {
     const user = String(by.id).slice(String(by.id).indexOf(':') + 1);
     return { kind: 'channel', label: `${verb} in ${by.surface} (${user})`, title: `${capitalize(verb)} in ${by.surface} by user ${user}`, surface: by.surface, user };
@@ -126,8 +130,24 @@ export function closedByText(card, clock = fmtClock) {
   let who = '';
   if (by?.kind === 'human' && by.id === 'operator') who = `by you ${OPERATOR_PLACE[by.surface] ?? `(${by.surface})`}`;
   else if (by?.kind === 'human') who = `by ${String(by.id).slice(String(by.id).indexOf(':') + 1)} in ${by.surface}`;
+  else if (by?.kind === 'system') who = `by route ${String(by.id).replace(/^route:/, '')} (its default)`;
   else if (by) who = `by ${/^s_/.test(String(by.id)) ? shortId(by.id) : by.id} through ${AGENT_ROUTE[by.surface] ?? by.surface}`;
   return [verb, who].filter(Boolean).join(' ') + (at ? `, ${at}` : '');
+}
+
+/**
+ * Who a routed card goes to (docs/routing.md), for the chip beside its provider: "→ ada,
+ * telegram", its title naming the rule and whether only they see it; null for a card that
+ * matched no route (it goes to everyone).
+ * @returns {null | {label: string, title: string}}
+ */
+export function routeText(card) {
+  if (!card.routedTo?.length) return null;
+  const to = card.routedTo.join(', ');
+  const restricted = card.restricted ? ' Only they (and the operator) see it.' : '';
+  const next = card.status === 'pending' ? card.escalations?.find((s) => !s.done) : undefined;
+  const later = next ? ` Goes to ${next.to.join(', ')} too at ${fmtClock(next.at)} if still open.` : '';
+  return { label: `→ ${to}`, title: `Route “${card.route}”: for ${to}.${restricted}${later}` };
 }
 
 /**
