@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { Answer, Card, CardInput } from '../cards/model.js';
+import type { Routes } from '../routing/rules.js';
 
 // The relay as the client commands see it: where it is, which token opens it, and one
 // method per API route. Errors come back as ApiError (the relay answered with an error)
@@ -124,6 +125,14 @@ export class RelayClient {
 
   unlinkUser(name: string, link: string): Promise<unknown> {
     return this.call('DELETE', `api/users/${encodeURIComponent(name)}/links/${encodeURIComponent(link)}`);
+  }
+
+  routes(): Promise<{ routes: Routes }> {
+    return this.call('GET', 'api/routes') as Promise<{ routes: Routes }>;
+  }
+
+  putRoutes(routes: Routes): Promise<{ routes: Routes }> {
+    return this.call('PUT', 'api/routes', { json: { routes } }) as Promise<{ routes: Routes }>;
   }
 
   addUser(name: string): Promise<{ name: string; createdAt: string; token: string }> {

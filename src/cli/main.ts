@@ -18,6 +18,7 @@ Commands:
   mcp       askrelay's MCP server over stdio, for MCP clients that spawn a process
   nodes     the relay's nodes (several on one PostgreSQL): who is alive, what each holds
   users     the relay's people and their personal tokens (add, list, remove)
+  routes    the rules that send each card to the right people and chats (show, set, check)
   migrate   copy an embedded relay (its SQLite file) into an empty PostgreSQL database
   doctor    check a relay and its set-up (token, files, store, providers, chat); say what is wrong
   demo      try it without any key: scripted Claude and DeepSeek agents ask you
@@ -44,6 +45,7 @@ const COMMANDS: Record<string, Command> = {
   mcp: async (argv) => (await import('./mcp-command.js')).mcpCommand(argv),
   nodes: async (argv) => (await import('./nodes-command.js')).nodesCommand(argv),
   users: async (argv) => (await import('./users-command.js')).usersCommand(argv),
+  routes: async (argv) => (await import('./routes-command.js')).routesCommand(argv),
   migrate: async (argv) => (await import('./migrate-command.js')).migrateCommand(argv),
   doctor: async (argv) => (await import('./doctor-command.js')).doctorCommand(argv),
   demo: async (argv) => (await import('./demo-command.js')).demoCommand(argv),

@@ -15,7 +15,8 @@ Usage: askrelay users add <name> [--json] [--url URL]
 
   add <name>     make a person and print their personal token (shown once; the relay keeps
                  only its hash). A name is 1-32 lowercase letters, digits, _ or -, starting
-                 with a letter; operator, everyone, relay and system are reserved.
+                 with a letter; operator, everyone, relay, system and the chat
+                 platforms' names are reserved.
   list           the people, by name
   remove <name>  remove a person: their token and their page logins stop working at once
   link <name> <platform>:<user id>
@@ -25,8 +26,9 @@ Usage: askrelay users add <name> [--json] [--url URL]
   --json         print the relay's answer as JSON
 
 A personal token answers and skips cards as its person (answeredBy and the audit log name
-them), approvals included; it cannot manage people or sessions. Only the relay token (the
-operator's) runs these commands.
+them), approvals included, and gets the push notifications of the cards routes send to its
+person ("askrelay routes"); it cannot manage people, routes or sessions. Only the relay
+token (the operator's) runs these commands.
 
 ${CLIENT_ENV_HELP}`;
 
