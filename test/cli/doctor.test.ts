@@ -127,12 +127,13 @@ const plentyOfDisk = () => {
 
 describe('askrelay doctor against a relay', () => {
   it('a well set-up relay: every line ok, exit 0', async () => {
-    const run = await doctor(wellSetUp());
+    writeFileSync(join(scratch, 'routes.json'), JSON.stringify([{ name: 'all', to: ['everyone'] }]), { mode: 0o600 });
+    const run = await doctor({ ...wellSetUp(), ASKRELAY_ROUTES: join(scratch, 'routes.json') });
     expect(run.stderr).toBe('');
     expect(run.code).toBe(0);
     const all = lines(run.stdout);
     expect(all.map(([, name]) => name)).toEqual([
-      'settings', 'relay', 'relay token', 'data folder', 'token file', 'audit key', 'store', 'push keys', 'free disk',
+      'settings', 'relay', 'relay token', 'data folder', 'token file', 'audit key', 'routes', 'store', 'push keys', 'free disk',
       'claude', 'deepseek', 'copilot', 'openai', 'grok', 'codex', 'gemini', 'telegram', 'slack', 'discord', 'mattermost',
     ]);
     for (const [mark, name, sentence] of all) {
@@ -141,6 +142,7 @@ describe('askrelay doctor against a relay', () => {
     }
     expect(line(run.stdout, 'relay')[0][2]).toContain(`The relay at ${relay.url} answers: askrelay`);
     expect(line(run.stdout, 'relay token')[0][2]).toBe(`The relay accepts the token from ${join(dataDir, 'token')}.`);
+    expect(line(run.stdout, 'routes')[0][2]).toBe(`1 rule in ASKRELAY_ROUTES (${join(scratch, 'routes.json')}).`);
     expect(line(run.stdout, 'store')[0][2]).toMatch(/askrelay\.sqlite passes PRAGMA quick_check and has all \d+ tables/);
     expect(line(run.stdout, 'telegram')[0][2]).toBe('Telegram accepts the token (getMe): bot @askrelay_bot.');
     expect(line(run.stdout, 'slack')[0][2]).toBe('Slack accepts the token (auth.test): askrelay in askrelay test.');
@@ -221,6 +223,7 @@ describe('askrelay doctor without a running relay', () => {
     writeFileSync(join(broken, 'askrelay.sqlite'), 'this is not a database, just some text long enough to be read', { mode: 0o600 });
     writeFileSync(join(broken, 'vapid.json'), '{"publicKey": "BA', { mode: 0o600 });
     writeFileSync(join(broken, 'token'), 'short\n', { mode: 0o600 });
+    writeFileSync(join(broken, 'routes.json'), JSON.stringify([{ name: 'pay', to: [] }]), { mode: 0o600 });
     const url = `http://127.0.0.1:${await closedPort()}`;
     const run = await doctor({ ASKRELAY_URL: url, ASKRELAY_WAIT: 'soon' }, '--data', broken);
     expect(run.code).toBe(1);
@@ -231,7 +234,8 @@ describe('askrelay doctor without a running relay', () => {
     expect(line(run.stdout, 'store')[0]).toEqual(['FAIL', 'store', expect.stringContaining(`The database ${join(broken, 'askrelay.sqlite')} is damaged or is not an SQLite database`)]);
     expect(line(run.stdout, 'push keys')[0]).toEqual(['FAIL', 'push keys', expect.stringContaining(`${join(broken, 'vapid.json')} does not hold a VAPID key pair`)]);
     expect(readFileSync(join(broken, 'askrelay.sqlite'), 'utf8')).toBe('this is not a database, just some text long enough to be read');
-    expect(readdirSync(broken).sort()).toEqual(['askrelay.sqlite', 'token', 'vapid.json']);
+    expect(line(run.stdout, 'routes')[0]).toEqual(['FAIL', 'routes', `${join(broken, 'routes.json')}: rule 1 (pay): to: name at least one target. "askrelay serve" refuses to start with it; see docs/routing.md.`]);
+    expect(readdirSync(broken).sort()).toEqual(['askrelay.sqlite', 'routes.json', 'token', 'vapid.json']);
   });
 });
 

@@ -1,4 +1,5 @@
 import { join, dirname, resolve } from 'node:path';
+import { loadRoutes } from '../../routing/open-router.js';
 import { channelsConfig, enabledChannels, type ChannelsConfig } from '../../channels/config.js';
 import { serveConfig } from '../../config.js';
 import { pushConfigFromEnv } from '../../push/push-config.js';
@@ -51,6 +52,7 @@ export async function runChecks(o: DoctorOptions): Promise<CheckResult[]> {
     ...tokenFileResults(file(TOKEN_FILE, true), folderMode, tokenUsed),
     ...auditKeyResults(file(AUDIT_KEY_FILE, true), folderMode, !!o.env.ASKRELAY_AUDIT_KEY?.trim(), onPostgres),
     ...channelsFileResults(o),
+    routesResult(o),
   ];
   let store: CheckResult[];
   let push: CheckResult[];
@@ -166,6 +168,17 @@ function channelsFileResults(o: DoctorOptions): CheckResult[] {
   const folderMode = folderFacts(dirname(facts.path)).mode ?? 0o700;
   const mode = modeResult('channels-file', 'channels file', facts, folderMode, 'the chat tokens in it');
   return [mode ?? result('channels-file', 'channels file', 'ok', `${facts.path} is 0600.`)];
+}
+
+/** The routes file, read as `askrelay serve` reads it (a mistake stops serve). */
+function routesResult(o: DoctorOptions): CheckResult {
+  try {
+    const { file, routes } = loadRoutes(o.env, o.dataDir);
+    if (!routes) return result('routes', 'routes', 'info', 'No routes file: every card goes to everyone (docs/routing.md), unless routes were set with PUT /api/routes.');
+    return result('routes', 'routes', 'ok', `${routes.length} rule${routes.length === 1 ? '' : 's'} in ${file.named}.`);
+  } catch (err) {
+    return result('routes', 'routes', 'fail', `${(err as Error).message} "askrelay serve" refuses to start with it; see docs/routing.md.`);
+  }
 }
 
 function sqliteStoreResults(dataDir: string, folderMode: number): CheckResult[] {
