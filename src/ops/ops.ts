@@ -17,6 +17,8 @@ export const OPS_EVENTS = {
   'session.failed': { level: 'warn', message: 'a session failed: its provider gave up' },
   'card.created': { level: 'debug', message: 'a card was created' },
   'card.closed': { level: 'debug', message: 'a card was closed' },
+  'route.escalated': { level: 'info', message: 'a card nobody answered in time went to more people (its route\'s escalation)' },
+  'route.defaulted': { level: 'info', message: 'a card nobody answered was answered by its route\'s default' },
   'auth.refused': { level: 'warn', message: 'a request was refused: no valid token or login' },
   'limit.reached': { level: 'warn', message: 'a request was refused at a limit' },
   'chat.refused': { level: 'warn', message: 'a chat platform refused a post for good' },

@@ -4,8 +4,8 @@ import type { Session } from '../store/session-record.js';
 import type { OpsSink } from './ops.js';
 
 // The relay's own events as the operator hears of them: a session's start, stop and failure
-// (once each, on the node that made the change), and at debug level every card created and
-// closed, by id. Returns the unsubscribe.
+// (once each, on the node that made the change), a route's escalation and default answer,
+// and at debug level every card created and closed, by id. Returns the unsubscribe.
 
 export function reportRelayEvents(events: RelayEvents, ops: OpsSink): () => void {
   /** Each live session's last status here: a change of status is what gets reported. */
@@ -28,6 +28,8 @@ export function reportRelayEvents(events: RelayEvents, ops: OpsSink): () => void
       return;
     }
     const card = data as Card;
+    if (name === 'card.escalated') ops.emit('route.escalated', { cardId: card.id, sessionId: card.sessionId ?? undefined, route: card.route, routedTo: card.routedTo?.join(',') });
+    else if (name === 'card.updated' && card.answeredBy?.kind === 'system') ops.emit('route.defaulted', { cardId: card.id, sessionId: card.sessionId ?? undefined, route: card.route });
     if (name === 'card.created') ops.emit('card.created', { cardId: card.id, sessionId: card.sessionId ?? undefined, provider: card.provider, kind: card.kind });
     else if (name === 'card.updated' && card.status !== 'pending') ops.emit('card.closed', { cardId: card.id, sessionId: card.sessionId ?? undefined, provider: card.provider, status: card.status, by: card.answeredBy?.kind });
   });
