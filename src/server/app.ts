@@ -138,7 +138,7 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   app.get('/api/providers', (c) => c.json({ providers }));
   // Who the request is signed in as: the page shows it.
   app.get('/api/me', (c) => c.json(whoOf((c as unknown as Context<AuthEnv>).get('principal'))));
-  if (users) app.route('/api/users', userRoutes(users, logins));
+  if (users) app.route('/api/users', userRoutes(users, logins, push?.subscriptions));
   if (router) app.route('/api/routes', routingRoutes(router));
   app.route('/api/audit', auditRoutes(audit));
   if (cluster) app.route('/api/nodes', nodeRoutes(cluster, () => holdsOf(sessions, load)));

@@ -2,6 +2,7 @@ import { Hono } from 'hono';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
 import type { AsyncLoginStore } from '../store/login-store.js';
+import type { AsyncPushSubscriptionStore } from '../store/push-subscription-store.js';
 import { newPersonalToken, personalTokenHash, type AsyncUserStore } from '../store/user-store.js';
 import { CHANNEL_IDS } from '../channels/config.js';
 import { operatorOnly, type AuthEnv } from './auth.js';
@@ -27,7 +28,7 @@ export const NewLinkSchema = z.object({ link: LinkSchema }).strict();
 
 const shown = (u: { name: string; createdAt: number; links?: string[] }) => ({ name: u.name, createdAt: new Date(u.createdAt).toISOString(), links: u.links ?? [] });
 
-export function userRoutes(users: AsyncUserStore, logins: Pick<AsyncLoginStore, 'removeWho'>) {
+export function userRoutes(users: AsyncUserStore, logins: Pick<AsyncLoginStore, 'removeWho'>, push?: Pick<AsyncPushSubscriptionStore, 'removeWho'>) {
   const app = new Hono<AuthEnv>();
   app.use('*', operatorOnly);
 
@@ -58,8 +59,10 @@ export function userRoutes(users: AsyncUserStore, logins: Pick<AsyncLoginStore, 
   app.delete('/:name', async (c) => {
     const name = c.req.param('name');
     if (!(await users.remove(name))) throw new RelayError('not_found', `No person called "${name}".`);
-    // Their page logins end with them.
+    // Their page logins end with them, and their browsers' push subscriptions (a card for
+    // everyone would otherwise still reach them).
     await logins.removeWho(name);
+    await push?.removeWho(name);
     return c.json({ ok: true, name });
   });
 

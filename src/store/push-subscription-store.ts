@@ -39,6 +39,7 @@ export class PushSubscriptionStore {
          ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth, who = excluded.who`,
       ),
       remove: db.prepare('DELETE FROM push_subscriptions WHERE endpoint = ?'),
+      removeWho: db.prepare('DELETE FROM push_subscriptions WHERE who = ?'),
       list: db.prepare('SELECT endpoint, p256dh, auth, who FROM push_subscriptions ORDER BY created_at, rowid'),
     };
   }
@@ -55,6 +56,12 @@ export class PushSubscriptionStore {
   remove(endpoint: string): boolean {
     this.cached = undefined;
     return this.stmt.remove.run(endpoint).changes > 0;
+  }
+
+  /** A person removed: their browsers get no more pushes (how many subscriptions went). */
+  removeWho(name: string): number {
+    this.cached = undefined;
+    return this.stmt.removeWho.run(name).changes;
   }
 
   has(endpoint: string): boolean {
@@ -88,6 +95,7 @@ export function asyncPush(store: PushSubscriptionStore): AsyncPushSubscriptionSt
   return {
     add: async (subscription, now) => store.add(subscription, now),
     remove: async (endpoint) => store.remove(endpoint),
+    removeWho: async (name) => store.removeWho(name),
     has: async (endpoint) => store.has(endpoint),
     list: async () => store.list(),
   };

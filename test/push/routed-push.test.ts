@@ -75,4 +75,12 @@ describe('push to the people a card is routed to', () => {
     await settled();
     expect(receivedBy(card.id)).toEqual({ ada: ['card'], bob: ['card'], operator: ['card'] });
   });
+
+  it('a person removed gets no more pushes, not even of cards for everyone', async () => {
+    expect((await relay.api('/api/users/bob', { method: 'DELETE' })).status).toBe(200);
+    const card = await ask();
+    await waitUntil(() => receivedBy(card.id).ada.length === 1 && receivedBy(card.id).operator.length === 1, 'the pushes');
+    await settled();
+    expect(receivedBy(card.id)).toEqual({ ada: ['card'], bob: [], operator: ['card'] });
+  });
 });

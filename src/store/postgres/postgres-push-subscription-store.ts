@@ -31,6 +31,12 @@ export class PostgresPushSubscriptionStore implements AsyncPushSubscriptionStore
     return (rowCount ?? 0) > 0;
   }
 
+  /** A person removed: their browsers get no more pushes (how many subscriptions went). */
+  async removeWho(name: string): Promise<number> {
+    const { rowCount } = await this.pool.query('DELETE FROM push_subscriptions WHERE who = $1', [name]);
+    return rowCount ?? 0;
+  }
+
   async has(endpoint: string): Promise<boolean> {
     const { rowCount } = await this.pool.query('SELECT 1 FROM push_subscriptions WHERE endpoint = $1', [endpoint]);
     return (rowCount ?? 0) > 0;
