@@ -493,3 +493,11 @@ describe('drafts, delivery and late answers', () => {
     expect(run(s, typed('/late c-single')).state.notice).toMatch(/^Give the card and the answer\. \/late <card-id> <answer>/);
   });
 });
+
+describe('tui render: routes', () => {
+  it('an open routed card says its rule and who it goes to', () => {
+    const routed = card('c-routed', [question('db', 'Which database?', ['sqlite', 'postgres'])], { route: 'payments', routedTo: ['ada', 'telegram'], restricted: true });
+    expect(render(run(loaded(routed), [k('enter')]).state, 0).join('\n')).toContain('For payments → ada, telegram (only them)');
+    expect(render(run(loaded(single), [k('enter')]).state, 0).join('\n')).not.toContain('For ');
+  });
+});

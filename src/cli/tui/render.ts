@@ -1,6 +1,6 @@
 import type { Card } from '../../cards/model.js';
 import { visibleControls } from '../../cards/text.js';
-import { clip, cut, durationText, oneLine } from '../format.js';
+import { clip, cut, durationText, oneLine, routeCell } from '../format.js';
 import { SKIP_COMMAND, cardLabel, entries, openCard, replyTarget, type TuiState } from './state.js';
 
 // Draws the state as plain lines (no escapes): the shell clears the screen and writes
@@ -98,6 +98,8 @@ function cardLines(s: TuiState, card: Card, now: number, width: number, height: 
 
   const body: string[] = [];
   if (card.title) body.push(...fit(oneLine(card.title)));
+  // Who else it went to (docs/routing.md), so a person knows whether it is theirs to answer.
+  if (card.routedTo?.length) body.push(...fit(`For ${routeCell(card)}`));
   if (q.header) body.push(...fit(`[${q.header}]`));
   body.push(...questionLines(q.text).flatMap(fit));
   body.push('');
