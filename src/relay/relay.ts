@@ -1,7 +1,5 @@
-import { createHash } from 'node:crypto';
-import { randomHex } from '../random-id.js';
 import { checkAnswer, sameAnswer } from '../cards/answer.js';
-import { normalizeQuestions, normalizeTitle } from '../cards/draft.js';
+import { newCard } from './new-card.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus, DeliveryTarget } from '../cards/model.js';
 import { RelayError } from '../errors.js';
 import type { AsyncCardStore, CardFilter } from '../store/store.js';
@@ -15,6 +13,7 @@ import { defaultAnswer } from '../routing/default-answer.js';
 import type { Routing } from '../routing/match.js';
 
 export type { WaitOptions } from './waiters.js';
+export { cardIdFor } from './new-card.js';
 
 // The relay core: the only place cards change. Every change is committed to the store
 // first, then announced (events) and handed to whoever waits on the card. The store may be
@@ -46,17 +45,8 @@ export interface AnswerOptions {
   idempotencyKey?: string;
 }
 
-const MAX_WAIT_MS = 7 * 24 * 3600 * 1000;
-/** How long after a failed expiry (the store did not take the write) it is tried again. */
 export const EXPIRY_RETRY_MS = 1000;
 export const HUMAN_API: AnsweredBy = { kind: 'human', id: 'operator', surface: 'api' };
-
-/** A card asked from a tool call keeps one id, so a re-sent call re-attaches to it. */
-export function cardIdFor(sessionId: string | null | undefined, toolCallId?: string): string {
-  if (!toolCallId) return `c_${randomHex(8)}`;
-  const digest = createHash('sha256').update(`${sessionId ?? ''}\0${toolCallId}`).digest('hex');
-  return `c_${digest.slice(0, 16)}`;
-}
 
 export class Relay {
   readonly events: RelayEvents;
@@ -153,38 +143,11 @@ export class Relay {
   }
 
   async create(draft: CardDraft): Promise<Card> {
-    const layout = draft.layout ?? 'steps';
-    const questions = normalizeQuestions(draft.questions, layout, { keepOther: draft.keepOtherOptions === true });
-    const waitMs = draft.waitSeconds !== undefined ? Math.round(draft.waitSeconds * 1000) : this.waits.default;
-    if (!(waitMs > 0) || waitMs > MAX_WAIT_MS) {
-      throw new RelayError('invalid_card', 'waitSeconds must be more than 0 and at most 7 days (604800).');
-    }
-    const now = this.clock.now();
-    const title = normalizeTitle(draft.title);
-    let card: Card = {
-      id: cardIdFor(draft.sessionId, draft.toolCallId),
-      sessionId: draft.sessionId ?? null,
-      provider: draft.provider ?? 'api',
-      ...(draft.engine ? { engine: draft.engine } : {}),
-      tool: draft.tool ?? 'cards',
-      origin: draft.origin ?? 'relay',
-      kind: draft.kind ?? 'question',
-      layout,
-      ...(title ? { title } : {}),
-      questions,
-      selectSeveral: draft.selectSeveral ?? false,
-      relayMode: draft.relayMode ?? 'autopilot',
-      ...(draft.askedBy ? { askedBy: draft.askedBy } : {}),
-      ...(draft.labels && Object.keys(draft.labels).length ? { labels: draft.labels } : {}),
-      ...(draft.answerRules ? { answerRules: draft.answerRules } : {}),
-      status: 'pending',
-      createdAt: new Date(now).toISOString(),
-      expiresAt: new Date(now + waitMs).toISOString(),
-    };
+    let card = newCard(draft, this.clock.now(), this.waits.default);
     if (this.router) card = { ...card, ...(await this.router.route(card)) };
     const stored = await this.store.insertCard(card);
     if (stored.created) {
-      this.deadlines.add(card.id, now + waitMs);
+      this.deadlines.add(card.id, Date.parse(card.expiresAt));
       this.escalations.track(card);
       this.events.emit('card.created', card);
       await this.events.carried();
