@@ -57,4 +57,27 @@ describe('Mattermost through a running relay', () => {
     expect(Object.values((await relay.relay.get(second.id)).answer!)).toEqual([{ selected: ['Red', 'Blue'] }]);
     await waitUntil(() => fake!.cardPosts()[1].history.length === 1, 'the second closing edit');
   });
+
+  it('a route sends a card to another channel: posted there, and a reply in its thread there answers it', async () => {
+    const OTHER = 'otherchannel0000000000000a';
+    fake = await startMattermostApi({ users: { [ALICE]: 'alice' }, otherChannels: [OTHER] });
+    relay = await startTestRelay({
+      ASKRELAY_MATTERMOST_URL: fake.url,
+      ASKRELAY_MATTERMOST_TOKEN: fake.token,
+      ASKRELAY_MATTERMOST_CHANNEL: fake.channelId,
+      ASKRELAY_MATTERMOST_ANSWERERS: ALICE,
+      ASKRELAY_MATTERMOST_POLL: '100ms',
+    });
+    const routes = [{ name: 'ops', match: { labels: { team: 'ops' } }, to: [`mattermost:${OTHER}`] }];
+    expect((await relay.api('/api/routes', { method: 'PUT', json: { routes } })).status).toBe(200);
+    const res = await relay.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Roll back?', options: ['Yes', 'No'] }], labels: { team: 'ops' } } });
+    const card = (await res.json()) as { id: string };
+    const post = await waitUntil(() => fake!.cardPosts()[0], 'the card post');
+    expect(post.post.channel_id).toBe(OTHER);
+    fake.reply({ user: ALICE, root: post.post.id, message: 'No' });
+    await waitUntil(async () => (await relay!.relay.get(card.id)).status === 'answered', 'the reply taken');
+    expect(Object.values((await relay.relay.get(card.id)).answer!)).toEqual([{ selected: ['No'] }]);
+    await waitUntil(() => post.history.length === 1, 'the closing edit');
+    expect(fake.cardPosts()).toHaveLength(1);
+  });
 });

@@ -90,6 +90,8 @@ export interface MattermostFake {
 export interface FakeOptions {
   token?: string;
   channelId?: string;
+  /** Further channels the bot is a member of (a route's, docs/routing.md). */
+  otherChannels?: string[];
   botId?: string;
   /** The server's clock for create_at/update_at (a test's fake clock). */
   now?: () => number;
@@ -112,6 +114,7 @@ export async function startMattermostApi(options: FakeOptions = {}): Promise<Mat
   const token = options.token ?? 'mm-bot-token';
   const botId = options.botId ?? newId();
   const channelId = options.channelId ?? newId();
+  const memberOf = new Set([channelId, ...(options.otherChannels ?? [])]);
   const now = options.now ?? Date.now;
   const users: Record<string, string> = { [botId]: 'askrelay', ...options.users };
   const messages: StoredPost[] = [];
@@ -207,12 +210,12 @@ export async function startMattermostApi(options: FakeOptions = {}): Promise<Mat
     }
     if (method === 'POST' && path === '/api/v4/posts') {
       if (!bodyIsJson || typeof body?.channel_id !== 'string') return fail(res, 400, 'api.context.invalid_body_param.app_error', 'Invalid or missing post in request body.');
-      if (body.channel_id !== channelId) return fail(res, 403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
+      if (!memberOf.has(body.channel_id)) return fail(res, 403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
       const message = String(body.message ?? '');
       if ([...message].length > MESSAGE_MAX_RUNES) return fail(res, 400, ...TOO_LONG);
       const problem = actionProblem(body.props);
       if (problem) return fail(res, 400, 'api.post.create_post.attachment_actions.app_error', 'Invalid post action.');
-      const stored = makePost({ user_id: botId, channel_id: channelId, message, root_id: String(body.root_id ?? ''), props: withActionIds(body.props ?? {}) });
+      const stored = makePost({ user_id: botId, channel_id: body.channel_id, message, root_id: String(body.root_id ?? ''), props: withActionIds(body.props ?? {}) });
       return send(res, 201, forClient(stored.post));
     }
     if (method === 'PUT' && (match = /^\/api\/v4\/posts\/([^/]+)\/patch$/.exec(path))) {
@@ -227,10 +230,10 @@ export async function startMattermostApi(options: FakeOptions = {}): Promise<Mat
       return send(res, 200, forClient(stored.post));
     }
     if (method === 'GET' && (match = /^\/api\/v4\/channels\/([^/]+)\/posts$/.exec(path))) {
-      if (match[1] !== channelId) return fail(res, 403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
+      if (!memberOf.has(match[1])) return fail(res, 403, 'api.context.permissions.app_error', 'You do not have the appropriate permissions.');
       const since = Number(url.searchParams.get('since') ?? 0);
       if (!Number.isInteger(since)) return fail(res, 400, 'api.context.invalid_url_param.app_error', 'Invalid or missing since parameter in request URL.');
-      return send(res, 200, postsSince(since));
+      return send(res, 200, postsSince(since, match[1]));
     }
     if (method === 'POST' && path === '/api/v4/posts/ephemeral') {
       if (!bodyIsJson) return fail(res, 400, 'api.context.invalid_body_param.app_error', 'Invalid or missing body in request body.');
@@ -246,8 +249,8 @@ export async function startMattermostApi(options: FakeOptions = {}): Promise<Mat
   };
 
   /** GetPostsSince: posts updated after `since` in `order` (newest first), the roots of replies among them in `posts` too. */
-  const postsSince = (since: number) => {
-    const changed = messages.map((m) => m.post).filter((p) => p.update_at > since).sort((a, b) => b.create_at - a.create_at);
+  const postsSince = (since: number, channel: string) => {
+    const changed = messages.map((m) => m.post).filter((p) => p.update_at > since && p.channel_id === channel).sort((a, b) => b.create_at - a.create_at);
     const posts: Record<string, FakePost> = {};
     for (const p of changed) {
       posts[p.id] = forClient(p);
