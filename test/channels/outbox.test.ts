@@ -28,6 +28,8 @@ const BACKOFF = 1000;
 /** A post the platform has received and not yet answered. */
 interface HeldPost {
   card: Card;
+  /** The chat a route named for it; undefined: the channel's configured chat. */
+  chat?: string;
   answer(ref: MessageRef): void;
 }
 
@@ -37,7 +39,7 @@ function heldChannel(): Channel & { posts: HeldPost[] } {
   return {
     id: 'slack',
     posts,
-    post: (card) => new Promise<MessageRef>((answer) => posts.push({ card, answer })),
+    post: (card, chat) => new Promise<MessageRef>((answer) => posts.push({ card, chat, answer })),
     close: async () => {},
     start: () => {},
     stop: () => {},
@@ -69,13 +71,28 @@ describe('the outbox with a platform that holds its replies', () => {
   });
 
   /** An outbox for `channel`, started the way a relay starts it: recover() queues a post for each pending card. */
-  async function startOutbox(channel: Channel): Promise<Outbox> {
-    const outbox = new Outbox({ channel, relay, store: asyncChannels(store.channels), clock, backoffMs: BACKOFF, log: (line) => logs.push(line) });
+  async function startOutbox(channel: Channel, chatOf?: (card: Card) => string | null | undefined): Promise<Outbox> {
+    const outbox = new Outbox({ channel, relay, store: asyncChannels(store.channels), clock, backoffMs: BACKOFF, log: (line) => logs.push(line), ...(chatOf ? { chatOf } : {}) });
     await outbox.recover(await relay.list({ status: 'pending' }));
     return outbox;
   }
 
   const jobs = () => store.channels.jobs('slack');
+
+  it('posts each card in the chat its route names, in the configured chat by default, and not at all where it is not routed', async () => {
+    const channel = heldChannel();
+    const ops = await relay.create({ ...single, labels: { team: 'ops' } });
+    const plain = await relay.create(single);
+    const elsewhere = await relay.create({ ...single, labels: { team: 'web' } });
+    const chatOf = (card: Card) => (card.labels?.team === 'ops' ? 'C-OPS' : card.labels?.team === 'web' ? undefined : null);
+    const outbox = await startOutbox(channel, chatOf);
+    (await waitUntil(() => channel.posts[0], 'the first post')).answer({ chat: 'C-OPS', message: '1' });
+    (await waitUntil(() => channel.posts[1], 'the second post')).answer({ chat: 'C1', message: '2' });
+    await outbox.idle();
+    expect(channel.posts.map((p) => [p.card.id, p.chat])).toEqual([[ops.id, 'C-OPS'], [plain.id, undefined]]);
+    expect(await outbox.jobsFor(elsewhere)).toEqual([]);
+    await outbox.stop();
+  });
 
   it('a post that gets no answer is abandoned after 30 s and tried again after the back-off; the late answer is ignored', async () => {
     const channel = heldChannel();
