@@ -37,8 +37,19 @@ export interface RelayOptions {
 }
 
 export interface CardRouter {
-  route(card: Card): Promise<Routing & Pick<Card, 'labels'>>;
+  route(card: Card): Promise<RoutedCard>;
+  /** The store said the routes were replaced since (another node): read them again. */
+  refresh(): Promise<void>;
 }
+
+/** What routing makes of a new card, and (several nodes) the version of the routes it used. */
+export interface RoutedCard {
+  fields: Routing & Pick<Card, 'labels'>;
+  routesAt?: number | null;
+}
+
+/** Routings of one card retried because another node replaced the routes meanwhile, before the last goes in unchecked. */
+const ROUTING_TRIES = 3;
 
 export interface AnswerOptions {
   by?: AnsweredBy;
@@ -143,9 +154,16 @@ export class Relay {
   }
 
   async create(draft: CardDraft): Promise<Card> {
-    let card = newCard(draft, this.clock.now(), this.waits.default);
-    if (this.router) card = { ...card, ...(await this.router.route(card)) };
-    const stored = await this.store.insertCard(card);
+    const drafted = newCard(draft, this.clock.now(), this.waits.default);
+    let card = drafted;
+    let stored;
+    for (let tries = 1; ; tries++) {
+      const routed = await this.router?.route(drafted);
+      card = routed ? { ...drafted, ...routed.fields } : drafted;
+      stored = await this.store.insertCard(card, tries < ROUTING_TRIES ? routed?.routesAt : undefined);
+      if (!stored.stale) break;
+      await this.router!.refresh();
+    }
     if (stored.created) {
       this.deadlines.add(card.id, Date.parse(card.expiresAt));
       this.escalations.track(card);

@@ -27,10 +27,11 @@ export interface OpenRouterOptions {
 export async function openRouter({ loaded, shared, sessions, users, log }: OpenRouterOptions): Promise<Router> {
   const { file, routes: fromFile } = loaded;
   let routes = fromFile ?? [];
+  let at: number | null = null;
   if (shared) {
-    const at = await shared.writtenAt();
-    if (fromFile && (at === undefined || statSync(file.path).mtimeMs > at)) await shared.write(fromFile);
-    else routes = (await shared.read()) ?? [];
+    const stored = await shared.read();
+    if (fromFile && (stored.at === null || statSync(file.path).mtimeMs > stored.at)) at = await shared.write(fromFile);
+    else ({ routes, at } = stored);
     if (fromFile && routes !== fromFile) log(`routes: the database's routes were replaced after ${file.named} was last changed; this node uses the database's`);
   }
   const people = async () => (await users.list()).map((u) => u.name);
@@ -42,10 +43,7 @@ export async function openRouter({ loaded, shared, sessions, users, log }: OpenR
     routes,
     sessionLabels: async (id) => (await sessions.get(id))?.labels,
     people,
-    save: async (next) => {
-      writeRouteFile(file, next);
-      await shared?.write(next);
-    },
-    ...(shared ? { shared } : {}),
+    save: async (next) => writeRouteFile(file, next),
+    ...(shared ? { shared: { store: shared, at } } : {}),
   });
 }

@@ -1,19 +1,26 @@
 import type { Card } from '../cards/model.js';
 import { RelayError } from '../errors.js';
-import type { CardRouter } from '../relay/relay.js';
+import type { CardRouter, RoutedCard } from '../relay/relay.js';
 import { routeCard } from './match.js';
 import { peopleIn, type Routes } from './rules.js';
 
-// The routes a relay routes by, replaced through PUT /api/routes. The embedded store holds
-// them in memory (and routes.json); with several nodes on one database they live there
-// (`shared`) and each new card reads them (one small row, parsed again only when it changed),
-// so a card made on any node right after a PUT on another follows the new routes.
+// The routes a relay routes by, held in memory, replaced through PUT /api/routes. The
+// embedded store keeps them in routes.json; with several nodes on one database they live
+// there (`shared`) with a version. Each card is routed by this node's copy and stored only
+// while that version is still the database's (the card store checks it in the insert
+// itself): a card made on any node right after a PUT on another is routed again by the new
+// routes, at no extra round trip for every other card.
+
+/** The routes as the database holds them, and their version (null: never written). */
+export interface SharedRoutesRead {
+  routes: Routes;
+  at: number | null;
+}
 
 export interface SharedRoutes {
-  read(): Promise<Routes | undefined>;
-  write(routes: Routes): Promise<void>;
-  /** When they were last written (ms), undefined when never. */
-  writtenAt(): Promise<number | undefined>;
+  read(): Promise<SharedRoutesRead>;
+  /** Stores them for every node; resolves with their new version. */
+  write(routes: Routes): Promise<number>;
 }
 
 export interface RouterOptions {
@@ -22,29 +29,45 @@ export interface RouterOptions {
   sessionLabels(sessionId: string): Promise<Card['labels']>;
   /** The people there are, to refuse rules naming someone unknown. */
   people(): Promise<string[]>;
-  /** Where the routes are kept: the file and, on PostgreSQL, the database. */
+  /** Writes the routes file a restart reads. */
   save(routes: Routes): Promise<void>;
-  /** The routes as the database holds them (every node's). */
-  shared?: SharedRoutes;
+  /** The database's routes (several nodes), and the version `routes` has there. */
+  shared?: { store: SharedRoutes; at: number | null };
 }
 
 export class Router implements CardRouter {
   private routes: Routes;
+  /** The version of `routes` in the shared database; undefined without one. */
+  private at: number | null | undefined;
 
   constructor(private readonly options: RouterOptions) {
     this.routes = options.routes;
+    this.at = options.shared?.at;
   }
 
-  /** The routes in force. */
+  /** The routes in force (read again from the database, when shared). */
   async current(): Promise<Routes> {
-    return this.options.shared ? ((await this.options.shared.read()) ?? []) : this.routes;
+    await this.refresh();
+    return this.routes;
   }
 
-  async route(card: Card) {
+  async route(card: Card): Promise<RoutedCard> {
     const inherited = card.sessionId ? await this.options.sessionLabels(card.sessionId) : undefined;
     const labels = inherited ? { ...inherited, ...card.labels } : card.labels;
     const withLabels = labels && Object.keys(labels).length ? { ...card, labels } : card;
-    return { ...(withLabels.labels ? { labels: withLabels.labels } : {}), ...routeCard(await this.current(), withLabels) };
+    return {
+      fields: { ...(withLabels.labels ? { labels: withLabels.labels } : {}), ...routeCard(this.routes, withLabels) },
+      ...(this.at !== undefined ? { routesAt: this.at } : {}),
+    };
+  }
+
+  /** Another node replaced the routes (a card store said so): take the database's. */
+  async refresh(): Promise<void> {
+    const shared = this.options.shared?.store;
+    if (!shared) return;
+    const read = await shared.read();
+    this.routes = read.routes;
+    this.at = read.at;
   }
 
   /** Takes new routes (PUT /api/routes): refused when one names a person who does not exist. */
@@ -58,6 +81,8 @@ export class Router implements CardRouter {
       }
     });
     await this.options.save(routes);
+    const at = await this.options.shared?.store.write(routes);
     this.routes = routes;
+    if (at !== undefined) this.at = at;
   }
 }

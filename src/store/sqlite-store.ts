@@ -11,7 +11,7 @@ import { UserStore } from './user-store.js';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, privateFileIfExists } from './secret-file.js';
 import { SessionStore } from './session-store.js';
 import { openSqlite, refuseUnwritable } from './sqlite-file.js';
-import { closed, pendingRead, type CardClose, type CardFilter, type CardStore, type CloseResult, type PendingDeadline } from './store.js';
+import { closed, pendingRead, type CardClose, type CardFilter, type CardStore, type CloseResult, type InsertResult, type PendingDeadline } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS cards (
@@ -101,7 +101,8 @@ export class SqliteStore implements CardStore {
     };
   }
 
-  insertCard(card: Card): { card: Card; created: boolean } {
+  /** The routes live beside this one file, never replaced behind its back: `routesAt` needs no check. */
+  insertCard(card: Card, _routesAt?: number | null): InsertResult {
     const info = this.stmt.insert.run({
       id: card.id,
       sessionId: card.sessionId,

@@ -26,14 +26,26 @@ export interface CloseResult {
   card: Card;
 }
 
+export interface InsertResult {
+  card: Card;
+  created: boolean;
+  /** The routes it was routed by were replaced meanwhile: it was not stored. */
+  stale?: true;
+}
+
 export interface PendingDeadline {
   id: string;
   expiresAt: number;
 }
 
 export interface CardStore {
-  /** Stores a new card; when one with the same id exists, returns that one untouched. */
-  insertCard(card: Card): { card: Card; created: boolean };
+  /**
+   * Stores a new card; when one with the same id exists, returns that one untouched.
+   * `routesAt`: on a database several nodes share, the version of the routes the card was
+   * routed by (null: there were none). When they were replaced since, nothing is stored and
+   * `stale` says so: the caller routes the card again (docs/routing.md, "Several nodes").
+   */
+  insertCard(card: Card, routesAt?: number | null): InsertResult;
   getCard(id: string): Card | undefined;
   listCards(filter?: CardFilter): Card[];
   /**
@@ -70,7 +82,7 @@ export type AsyncCardStore = Async<CardStore>;
 /** The synchronous store behind the asynchronous interface (the same semantics, resolved at once). */
 export function asyncCards(store: CardStore): AsyncCardStore {
   return {
-    insertCard: async (card) => store.insertCard(card),
+    insertCard: async (card, routesAt) => store.insertCard(card, routesAt),
     getCard: async (id) => store.getCard(id),
     listCards: async (filter) => store.listCards(filter),
     closeCard: async (id, close, read) => store.closeCard(id, close, read),

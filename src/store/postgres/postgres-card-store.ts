@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { Card } from '../../cards/model.js';
-import { closed, pendingRead, type AsyncCardStore, type CardClose, type CardFilter, type CloseResult, type PendingDeadline } from '../store.js';
+import { closed, pendingRead, type AsyncCardStore, type CardClose, type CardFilter, type CloseResult, type InsertResult, type PendingDeadline } from '../store.js';
 
 // The cards in PostgreSQL, with the SQLite store's semantics (src/store/sqlite-store.ts).
 // A pending card changes only through closeCard: an UPDATE … WHERE status = 'pending' is the
@@ -16,14 +16,29 @@ const AMEND_ROUNDS = 20;
 export class PostgresCardStore implements AsyncCardStore {
   constructor(private readonly pool: pg.Pool) {}
 
-  async insertCard(card: Card): Promise<{ card: Card; created: boolean }> {
-    const inserted = await this.pool.query(
-      `INSERT INTO cards (id, session_id, status, created_at, expires_at, data)
-       VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`,
-      [card.id, card.sessionId, card.status, Date.parse(card.createdAt), Date.parse(card.expiresAt), JSON.stringify(card)],
-    );
+  async insertCard(card: Card, routesAt?: number | null): Promise<InsertResult> {
+    const values = [card.id, card.sessionId, card.status, Date.parse(card.createdAt), Date.parse(card.expiresAt), JSON.stringify(card)];
+    // Routed: stored only while the routes it was routed by are the database's (their version,
+    // relay_settings' created_at, in the same statement), so no extra round trip per card.
+    const inserted =
+      routesAt === undefined
+        ? await this.pool.query(`INSERT INTO cards (id, session_id, status, created_at, expires_at, data) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (id) DO NOTHING`, values)
+        : await this.pool.query(
+            `INSERT INTO cards (id, session_id, status, created_at, expires_at, data)
+             SELECT $1, $2, $3, $4::bigint, $5::bigint, $6
+             WHERE (SELECT created_at FROM relay_settings WHERE name = 'routes') IS NOT DISTINCT FROM $7::bigint
+             ON CONFLICT (id) DO NOTHING`,
+            [...values, routesAt],
+          );
     if (inserted.rowCount === 1) return { card, created: true };
-    return { card: (await this.getCard(card.id))!, created: false };
+    // Not stored: the card was there already, or (routed) the routes were replaced meanwhile.
+    const { rows } = await this.pool.query<{ data: string | null; routes_at: string | null }>(
+      `SELECT (SELECT data FROM cards WHERE id = $1) AS data, (SELECT created_at FROM relay_settings WHERE name = 'routes') AS routes_at`,
+      [card.id],
+    );
+    const stale = routesAt !== undefined && (rows[0].routes_at === null ? null : Number(rows[0].routes_at)) !== routesAt;
+    if (stale) return { card, created: false, stale: true };
+    return { card: parse(rows[0].data!), created: false };
   }
 
   async getCard(id: string): Promise<Card | undefined> {

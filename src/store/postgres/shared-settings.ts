@@ -1,6 +1,6 @@
 import type pg from 'pg';
 import type { SharedRoutes } from '../../routing/router.js';
-import { parseRoutes, type Routes } from '../../routing/rules.js';
+import { parseRoutes } from '../../routing/rules.js';
 
 // Settings that every node on one database must share (the relay token, the keys): the
 // first node to need one makes it and keeps it in the database, and every later node, or
@@ -22,29 +22,28 @@ export async function sharedSetting(pool: pg.Pool, name: string, make: () => str
   return { value: rows[0].value, made: false };
 }
 
-/** The routes (docs/routing.md), kept as one setting every node reads; created_at says when they were last written. */
+/**
+ * The routes (docs/routing.md), kept as one setting every node reads. Its created_at is their
+ * version: when they were last written (ms), always higher than the one before, so a card
+ * store can tell whether the routes a card was routed by are still the database's.
+ */
 export function sharedRoutes(pool: pg.Pool): SharedRoutes {
-  // Read for every new card: the text is parsed again only when another PUT changed it.
-  let last: { text: string; routes: Routes } | undefined;
   return {
     read: async () => {
-      const { rows } = await pool.query<{ value: string }>("SELECT value FROM relay_settings WHERE name = 'routes'");
-      if (!rows[0]) return undefined;
-      if (last?.text === rows[0].value) return last.routes;
+      const { rows } = await pool.query<{ value: string; at: string }>("SELECT value, created_at AS at FROM relay_settings WHERE name = 'routes'");
+      if (!rows[0]) return { routes: [], at: null };
       const parsed = parseRoutes(JSON.parse(rows[0].value));
       if ('error' in parsed) throw new Error(`The database's routes are not valid (${parsed.error}); replace them with PUT /api/routes.`);
-      last = { text: rows[0].value, routes: parsed.routes };
-      return parsed.routes;
+      return { routes: parsed.routes, at: Number(rows[0].at) };
     },
     write: async (routes) => {
-      await pool.query(
-        "INSERT INTO relay_settings (name, value, created_at) VALUES ('routes', $1, $2) ON CONFLICT (name) DO UPDATE SET value = excluded.value, created_at = excluded.created_at",
+      const { rows } = await pool.query<{ at: string }>(
+        `INSERT INTO relay_settings (name, value, created_at) VALUES ('routes', $1, $2)
+         ON CONFLICT (name) DO UPDATE SET value = excluded.value, created_at = GREATEST(relay_settings.created_at + 1, excluded.created_at)
+         RETURNING created_at AS at`,
         [JSON.stringify(routes), Date.now()],
       );
-    },
-    writtenAt: async () => {
-      const { rows } = await pool.query<{ at: string }>("SELECT created_at AS at FROM relay_settings WHERE name = 'routes'");
-      return rows[0] ? Number(rows[0].at) : undefined;
+      return Number(rows[0].at);
     },
   };
 }
