@@ -1,5 +1,6 @@
 import { statSync } from 'node:fs';
 import type { Card } from '../cards/model.js';
+import { RelayError } from '../errors.js';
 import { readRouteFile, routeFileOf, writeRouteFile, type RouteFile } from './route-file.js';
 import { Router, type SharedRoutes } from './router.js';
 import { peopleIn, type Routes } from './rules.js';
@@ -43,7 +44,14 @@ export async function openRouter({ loaded, shared, sessions, users, log }: OpenR
     routes,
     sessionLabels: async (id) => (await sessions.get(id))?.labels,
     people,
-    save: async (next) => writeRouteFile(file, next),
+    save: async (next) => {
+      try {
+        writeRouteFile(file, next);
+      } catch (err) {
+        // Before anything else changed: the relay keeps routing by the routes it had.
+        throw new RelayError('store_unavailable', `The routes could not be written to ${file.named} (${(err as Error).message}); nothing changed.`);
+      }
+    },
     ...(shared ? { shared: { store: shared, at } } : {}),
   });
 }

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -56,6 +56,26 @@ describe('the routes file', () => {
       expect(await (await relay.api('/api/routes')).json()).toEqual({ routes: [{ name: 'ops', match: {}, to: ['telegram:-100'] }] });
       const card = (await (await relay.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Go?' }] } })).json()) as Card;
       expect(card).toMatchObject({ route: 'ops', routedTo: ['telegram:-100'] });
+    } finally {
+      await relay.close();
+    }
+  });
+
+  it('a PUT whose file cannot be written is 503 with the reason, and changes nothing', async () => {
+    const conf = join(dir, 'conf');
+    mkdirSync(conf);
+    writeFileSync(join(conf, 'routes.json'), JSON.stringify([{ name: 'kept', to: ['everyone'] }]));
+    const relay = await startTestRelay({ ASKRELAY_ROUTES: join(conf, 'routes.json') }, join(dir, 'data'));
+    try {
+      // The folder gives way to a plain file: nothing can be written there any more (even as root).
+      rmSync(conf, { recursive: true });
+      writeFileSync(conf, 'not a folder');
+      const res = await relay.api('/api/routes', { method: 'PUT', json: { routes: [{ name: 'new', to: ['slack'] }] } });
+      expect(res.status).toBe(503);
+      const { error } = (await res.json()) as { error: { code: string; message: string } };
+      expect(error.code).toBe('store_unavailable');
+      expect(error.message).toMatch(new RegExp(`^The routes could not be written to ASKRELAY_ROUTES \\(${join(conf, 'routes.json').replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}\\) \\(ENOTDIR.*\\); nothing changed\\.$`));
+      expect(((await (await relay.api('/api/routes')).json()) as { routes: { name: string }[] }).routes.map((r) => r.name)).toEqual(['kept']);
     } finally {
       await relay.close();
     }
