@@ -141,7 +141,7 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
     { method: 'get', path: '/api/routes', summary: 'The routes: rules that send each card to the right people and chats (docs/routing.md)', tag: 'people', auth: 'operator', ok: { 200: json('The routes, in order (the first match wins).', RoutesDocumentSchema) } },
     {
       method: 'put', path: '/api/routes', summary: 'Replace the routes, on every node; a mistake names its rule and field and changes nothing', tag: 'people', auth: 'operator',
-      body: RoutesDocumentSchema, ok: { 200: json('The routes now in force.', RoutesDocumentSchema) }, errors: [...BODY],
+      body: RoutesDocumentSchema, ok: { 200: json('The routes now in force.', RoutesDocumentSchema) }, errors: [...BODY, 'store_unavailable'],
       example: { body: { routes: [{ name: 'approvals', match: { kind: 'approval' }, to: ['everyone'], escalate: [{ after: '15m', to: ['telegram'] }] }] } },
     },
     { method: 'get', path: '/api/providers', summary: 'The providers sessions run on, their engines and variables', tag: 'sessions', auth: 'token', ok: { 200: json('The providers.', api.ProviderListSchema) } },
