@@ -12,6 +12,16 @@ const ALICE = 'alice5g7uqj8nfbyr3kx1mzwd9o';
 let fake: MattermostFake | undefined;
 let relay: TestRelay | undefined;
 
+/** `askrelay serve` with Mattermost on through its documented variables, replies polled every 100 ms. */
+const startRelayOn = (mattermost: MattermostFake) =>
+  startTestRelay({
+    ASKRELAY_MATTERMOST_URL: mattermost.url,
+    ASKRELAY_MATTERMOST_TOKEN: mattermost.token,
+    ASKRELAY_MATTERMOST_CHANNEL: mattermost.channelId,
+    ASKRELAY_MATTERMOST_ANSWERERS: ALICE,
+    ASKRELAY_MATTERMOST_POLL: '100ms',
+  });
+
 afterEach(async () => {
   await relay?.stop();
   await fake?.close();
@@ -21,13 +31,7 @@ afterEach(async () => {
 describe('Mattermost through a running relay', () => {
   it('posts a card made through the API, takes the click and edits the post', async () => {
     fake = await startMattermostApi({ users: { [ALICE]: 'alice' } });
-    relay = await startTestRelay({
-      ASKRELAY_MATTERMOST_URL: fake.url,
-      ASKRELAY_MATTERMOST_TOKEN: fake.token,
-      ASKRELAY_MATTERMOST_CHANNEL: fake.channelId,
-      ASKRELAY_MATTERMOST_ANSWERERS: ALICE,
-      ASKRELAY_MATTERMOST_POLL: '100ms',
-    });
+    relay = await startRelayOn(fake);
     const res = await relay.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Which database?', options: ['PostgreSQL', 'SQLite'] }] } });
     expect(res.status).toBeLessThan(300);
     const card = (await res.json()) as { id: string };
@@ -61,13 +65,7 @@ describe('Mattermost through a running relay', () => {
   it('a route sends a card to another channel: posted there, and a reply in its thread there answers it', async () => {
     const OTHER = 'otherchannel0000000000000a';
     fake = await startMattermostApi({ users: { [ALICE]: 'alice' }, otherChannels: [OTHER] });
-    relay = await startTestRelay({
-      ASKRELAY_MATTERMOST_URL: fake.url,
-      ASKRELAY_MATTERMOST_TOKEN: fake.token,
-      ASKRELAY_MATTERMOST_CHANNEL: fake.channelId,
-      ASKRELAY_MATTERMOST_ANSWERERS: ALICE,
-      ASKRELAY_MATTERMOST_POLL: '100ms',
-    });
+    relay = await startRelayOn(fake);
     const routes = [{ name: 'ops', match: { labels: { team: 'ops' } }, to: [`mattermost:${OTHER}`] }];
     expect((await relay.api('/api/routes', { method: 'PUT', json: { routes } })).status).toBe(200);
     const res = await relay.api('/api/cards', { method: 'POST', json: { questions: [{ text: 'Roll back?', options: ['Yes', 'No'] }], labels: { team: 'ops' } } });
