@@ -50,11 +50,16 @@ const ask = async (labels?: Record<string, string>) => {
 };
 /** The card each card message is about, and the chat it went to. */
 const posts = () => fake.sent.map((m) => ({ card: decodeCallback(m.reply_markup.inline_keyboard[0][0].callback_data)?.cardId, chat: m.chat.id }));
-const settle = async () => {
-  // A card made on the other node reaches this node's outbox through the database.
-  await new Promise((resolve) => setTimeout(resolve, 50));
-  await relay.channels.idle();
-};
+/**
+ * Until the chat outbox is empty: every post and edit went out and is recorded (a reply to a
+ * message the relay has not recorded yet would answer nothing). Asked of the store through the
+ * API, as whichever node holds the channels (a lease that moved on a loaded machine) delivers.
+ */
+const settle = () =>
+  waitUntil(async () => {
+    const { channels } = (await (await relay.api('/api/channels')).json()) as { channels: { id: string; queued: number }[] };
+    return channels.find((c) => c.id === 'telegram')?.queued === 0;
+  }, 'the chat outbox to empty');
 
 describe('a chat channel with routes', () => {
   it('posts each card only where its route sends it', async () => {
@@ -90,7 +95,7 @@ describe('a chat channel with routes', () => {
     expect(answered.answer).toEqual({ q1: { selected: ['No'] } });
     expect(answered.answeredBy).toEqual({ kind: 'human', id: `telegram:${ANY.id}`, surface: 'telegram' });
     await settle();
-    expect(message.edits).toHaveLength(1);
+    await waitUntil(() => message.edits.length === 1, 'the closing edit');
   });
 
   it('a typed reply in a route\'s chat answers its card', async () => {
