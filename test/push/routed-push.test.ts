@@ -54,6 +54,8 @@ const settled = async () => {
 describe('push to the people a card is routed to', () => {
   it('a routed card reaches its person, then the person it escalates to; its close reaches both', async () => {
     const card = await ask({ team: 'payments' });
+    // The node holding the push queue sends it (another one, should the lease have moved).
+    await waitUntil(() => receivedBy(card.id).ada.length === 1, 'the push to ada');
     await settled();
     expect(receivedBy(card.id)).toEqual({ ada: ['card'], bob: [], operator: [] });
 

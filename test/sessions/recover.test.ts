@@ -10,6 +10,7 @@ import { lastToolResult, lastUserText, startAnthropicServer, type AnthropicServe
 import { dbQuestion } from '../providers/claude-fixtures.js';
 import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 import { fetchSession, sessionApi } from '../support/session-api.js';
+import { waitUntil } from '../support/wait-until.js';
 import { DATABASE_URL_FILE, TWO_NODES } from '../support/two-node-relay.js';
 
 // A relay started on a database holding a session it cannot run any more: its provider (or
@@ -116,7 +117,8 @@ describe('recover() meets a session this relay cannot run', { timeout: 60_000 },
       expect(asAgent.status).toBe(401);
 
       // The other session waits on the same card, answerable; answered, its turn goes on.
-      expect((await fetchSession(second, kept.session.id)).status).toBe('waiting');
+      // Once its runner has asked again (re-attached to the card: the resume runs on its own).
+      await waitUntil(async () => (await fetchSession(second, kept.session.id)).status === 'waiting', 'the kept session to wait on its card');
       expect((await api.pendingCard(kept.session.id)).id).toBe(kept.card.id);
       const answered = await second.api(`/api/cards/${kept.card.id}/answer`, { method: 'POST', json: { answers: { q1: { selected: ['SQLite'] } } } });
       expect(answered.status).toBe(200);
