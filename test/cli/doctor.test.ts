@@ -133,7 +133,7 @@ describe('askrelay doctor against a relay', () => {
     expect(run.code).toBe(0);
     const all = lines(run.stdout);
     expect(all.map(([, name]) => name)).toEqual([
-      'settings', 'relay', 'relay token', 'data folder', 'token file', 'audit key', 'routes', 'store', 'push keys', 'free disk',
+      'settings', 'relay', 'relay token', 'data folder', 'folder lock', 'token file', 'audit key', 'routes', 'store', 'push keys', 'free disk',
       'claude', 'deepseek', 'copilot', 'openai', 'grok', 'codex', 'gemini', 'telegram', 'slack', 'discord', 'mattermost',
     ]);
     for (const [mark, name, sentence] of all) {
@@ -142,6 +142,8 @@ describe('askrelay doctor against a relay', () => {
     }
     expect(line(run.stdout, 'relay')[0][2]).toContain(`The relay at ${relay.url} answers: askrelay`);
     expect(line(run.stdout, 'relay token')[0][2]).toBe(`The relay accepts the token from ${join(dataDir, 'token')}.`);
+    // The relay this test runs holds its folder; the probe takes nothing from it.
+    expect(line(run.stdout, 'folder lock')[0][2]).toMatch(new RegExp(`^Held by the askrelay started \\S+ \\(pid ${process.pid} on \\S+\\): a second relay there is refused\\.$`));
     expect(line(run.stdout, 'routes')[0][2]).toBe(`1 rule in ASKRELAY_ROUTES (${join(scratch, 'routes.json')}).`);
     expect(line(run.stdout, 'store')[0][2]).toMatch(/askrelay\.sqlite passes PRAGMA quick_check and has all \d+ tables/);
     expect(line(run.stdout, 'telegram')[0][2]).toBe('Telegram accepts the token (getMe): bot @askrelay_bot.');
@@ -230,6 +232,7 @@ describe('askrelay doctor without a running relay', () => {
     expect(line(run.stdout, 'settings')).toEqual([['FAIL', 'settings', 'ASKRELAY_WAIT: "soon" is not a duration; write it like 8h, 90m, 2s, 500ms or 1h30m. "askrelay serve" refuses to start with it.']]);
     expect(line(run.stdout, 'relay')[0]).toEqual(['FAIL', 'relay', expect.stringMatching(new RegExp(`^Cannot reach the relay at ${url}/ \\(connect ECONNREFUSED .*\\); is "askrelay serve" running there\\?`))]);
     expect(line(run.stdout, 'relay token')[0]).toEqual(['info', 'relay token', 'Not checked: the relay did not answer.']);
+    expect(line(run.stdout, 'folder lock')[0]).toEqual(['info', 'folder lock', `No relay holds ${broken} now: "askrelay serve" may start there.`]);
     expect(line(run.stdout, 'token file')[0]).toEqual(['FAIL', 'token file', expect.stringContaining(`The token in ${join(broken, 'token')} is 5 characters long`)]);
     expect(line(run.stdout, 'store')[0]).toEqual(['FAIL', 'store', expect.stringContaining(`The database ${join(broken, 'askrelay.sqlite')} is damaged or is not an SQLite database`)]);
     expect(line(run.stdout, 'push keys')[0]).toEqual(['FAIL', 'push keys', expect.stringContaining(`${join(broken, 'vapid.json')} does not hold a VAPID key pair`)]);

@@ -1,78 +1,122 @@
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { LOCK_FILE, lockDataFolder } from '../../src/store/folder-lock.js';
+import { folderLockState, LOCK_DB_FILE, LOCK_FILE, lockDataFolder } from '../../src/store/folder-lock.js';
+import { diesWithTest } from '../support/child-guard.js';
+import { waitUntil } from '../support/wait-until.js';
 
-// The lock that keeps a second relay off a data folder: taken fresh, refused while the
-// process it names runs (another process, or another relay of this one), replaced when
-// that process is gone or the file cannot be read.
+// The lock that keeps a second relay off a data folder is the kernel's (SQLite's write lock
+// on askrelay.lock.db): refused while another process or another relay of this one holds it,
+// free the moment the holder dies, however it died and whatever file it left behind.
 
 let dir: string;
+const children: ChildProcess[] = [];
 beforeEach(() => {
   dir = mkdtempSync(join(tmpdir(), 'askrelay-lock-'));
 });
-afterEach(() => rmSync(dir, { recursive: true, force: true }));
+afterEach(() => {
+  for (const child of children.splice(0)) child.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
 
-const lockFile = () => join(dir, LOCK_FILE);
+const factsFile = () => join(dir, LOCK_FILE);
+const HOLDER = join(import.meta.dirname, '../support/lock-holder.ts');
 
-/** A pid that was alive a moment ago and is gone now: a child that has exited. */
-async function deadPid(): Promise<number> {
-  const child = spawn(process.execPath, ['-e', '']);
-  await new Promise((r) => child.on('exit', r));
-  return child.pid!;
+/** Spawns `sh -c script`, where $HOLDER starts a process holding the lock; resolves with the holder's pid once it holds it. */
+async function holder(script = 'exec node --import tsx "$HOLDER" "$DIR"'): Promise<{ pid: number; sh: ChildProcess }> {
+  const [cmd, args] = diesWithTest('/bin/sh', ['-c', script]);
+  const sh = spawn(cmd, args, { env: { ...process.env, HOLDER, DIR: dir }, stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(sh);
+  let out = '';
+  sh.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+  const pid = await waitUntil(() => /locked (\d+)/.exec(out)?.[1], 'the holder to take the lock', 20_000);
+  return { pid: Number(pid), sh };
 }
 
+/** Whether `pid` is a zombie: dead, holding nothing, not yet reaped by its parent. */
+const zombie = (pid: number) => {
+  try {
+    return /^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
 describe('the data folder lock', () => {
-  it('a fresh folder: the lock is made (0600, naming this process) and removed on release', () => {
+  it('a fresh folder: taken (the lock database and the holder file 0600, naming this process), let go on release', () => {
     const lock = lockDataFolder(dir);
     expect(lock.notice).toBeUndefined();
-    const facts = JSON.parse(readFileSync(lockFile(), 'utf8'));
+    const facts = JSON.parse(readFileSync(factsFile(), 'utf8'));
     expect(facts).toMatchObject({ pid: process.pid, host: hostname() });
     expect(new Date(facts.startedAt).toISOString()).toBe(facts.startedAt);
-    expect(statSync(lockFile()).mode & 0o777).toBe(0o600);
+    expect(statSync(factsFile()).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, LOCK_DB_FILE)).mode & 0o777).toBe(0o600);
+    expect(folderLockState(dir)).toEqual({ state: 'held', holder: facts });
     lock.release();
-    expect(existsSync(lockFile())).toBe(false);
+    lock.release();
+    expect(existsSync(factsFile())).toBe(false);
+    expect(folderLockState(dir)).toEqual({ state: 'free' });
     // Released: the same process may lock the folder again (a relay restarted in place).
     lockDataFolder(dir).release();
   });
 
-  it('held by another live process on this host: refused with the sentence, the lock left alone', async () => {
-    const other = spawn(process.execPath, ['-e', 'setInterval(() => {}, 1000)']);
-    try {
-      const content = JSON.stringify({ pid: other.pid, host: hostname(), startedAt: '2026-01-02T03:04:05.000Z' });
-      writeFileSync(lockFile(), content);
-      expect(() => lockDataFolder(dir)).toThrow(
-        `Another askrelay (pid ${other.pid}, started 2026-01-02T03:04:05.000Z) is running on the data folder ${dir}; stop it first, or give this one another --data.`,
-      );
-      expect(readFileSync(lockFile(), 'utf8')).toBe(content);
-    } finally {
-      other.kill('SIGKILL');
-    }
-  });
-
   it('held by a relay of this same process: refused until that one releases it', () => {
     const first = lockDataFolder(dir);
-    const { startedAt } = JSON.parse(readFileSync(lockFile(), 'utf8'));
-    expect(() => lockDataFolder(dir)).toThrow(`Another askrelay (pid ${process.pid}, started ${startedAt}) is running on the data folder ${dir}`);
+    const { startedAt } = JSON.parse(readFileSync(factsFile(), 'utf8'));
+    expect(() => lockDataFolder(dir)).toThrow(`Another askrelay (pid ${process.pid}, started ${startedAt}) is running on the data folder ${dir}; stop it first, or give this one another --data.`);
     first.release();
     lockDataFolder(dir).release();
   });
 
-  it('left by a process that is gone: replaced, with a notice naming its pid', async () => {
-    const pid = await deadPid();
-    writeFileSync(lockFile(), JSON.stringify({ pid, host: hostname(), startedAt: '2026-01-02T03:04:05.000Z' }));
+  it('held by another process: refused with the sentence naming it, its file left alone; free the moment it is SIGKILLed', async () => {
+    const { pid, sh } = await holder();
+    const content = readFileSync(factsFile(), 'utf8');
+    const { startedAt } = JSON.parse(content);
+    expect(() => lockDataFolder(dir)).toThrow(`Another askrelay (pid ${pid}, started ${startedAt}) is running on the data folder ${dir}; stop it first, or give this one another --data.`);
+    expect(readFileSync(factsFile(), 'utf8')).toBe(content);
+    expect(folderLockState(dir)).toMatchObject({ state: 'held', holder: { pid } });
+
+    const exited = new Promise((r) => sh.once('exit', r));
+    process.kill(pid, 'SIGKILL');
+    await exited;
     const lock = lockDataFolder(dir);
     expect(lock.notice).toBe(`Replaced the lock of a relay that stopped without cleaning up (pid ${pid}).`);
-    expect(JSON.parse(readFileSync(lockFile(), 'utf8')).pid).toBe(process.pid);
+    expect(JSON.parse(readFileSync(factsFile(), 'utf8')).pid).toBe(process.pid);
     lock.release();
   });
 
-  it('naming this pid though no relay of this process holds it (a restarted container): replaced', () => {
-    writeFileSync(lockFile(), JSON.stringify({ pid: process.pid, host: hostname(), startedAt: '2026-01-02T03:04:05.000Z' }));
+  it('a holder killed but not yet reaped (a zombie, as a supervisor sees one for a moment): the folder is free at once', async () => {
+    // The holder runs in the background of a shell that then becomes `sleep`, which never reaps it.
+    const { pid } = await holder('node --import tsx "$HOLDER" "$DIR" & exec sleep 60');
+    process.kill(pid, 'SIGKILL');
+    await waitUntil(() => zombie(pid), 'the killed holder to be a zombie', 10_000);
     const lock = lockDataFolder(dir);
-    expect(lock.notice).toBe(`Replaced the lock of a relay that stopped without cleaning up (pid ${process.pid}).`);
+    expect(lock.notice).toBe(`Replaced the lock of a relay that stopped without cleaning up (pid ${pid}).`);
+    lock.release();
+  });
+
+  it('a holder stopped with SIGTERM lets go of the folder and removes its file', async () => {
+    const { pid, sh } = await holder();
+    const exited = new Promise((r) => sh.once('exit', r));
+    process.kill(pid, 'SIGTERM');
+    await exited;
+    expect(existsSync(factsFile())).toBe(false);
+    const lock = lockDataFolder(dir);
+    expect(lock.notice).toBeUndefined();
+    lock.release();
+  });
+
+  it.each([
+    ['a live process on this host (pid 1, a pid reused after a reboot)', { pid: 1, host: hostname() }, `(pid 1)`],
+    ['this very pid (a container whose relay was pid 1 too)', { pid: process.pid, host: hostname() }, `(pid ${process.pid})`],
+    ['another host (a container recreated with a new hostname on the same volume)', { pid: 7, host: 'elsewhere.example' }, '(pid 7 on host elsewhere.example)'],
+  ])('a holder file left naming %s is no obstacle', (_, facts, named) => {
+    writeFileSync(factsFile(), JSON.stringify({ ...facts, startedAt: '2026-01-02T03:04:05.000Z' }));
+    const lock = lockDataFolder(dir);
+    expect(lock.notice).toBe(`Replaced the lock of a relay that stopped without cleaning up ${named}.`);
+    expect(JSON.parse(readFileSync(factsFile(), 'utf8')).pid).toBe(process.pid);
     lock.release();
   });
 
@@ -80,25 +124,23 @@ describe('the data folder lock', () => {
     ['empty', ''],
     ['not JSON', 'pid 12'],
     ['missing its pid', JSON.stringify({ host: hostname(), startedAt: 'x' })],
-  ])('a lock file that is %s: replaced, with a notice', (_, content) => {
-    writeFileSync(lockFile(), content);
+  ])('a holder file that is %s: no obstacle, replaced', (_, content) => {
+    writeFileSync(factsFile(), content);
     const lock = lockDataFolder(dir);
-    expect(lock.notice).toBe(`Replaced the lock file ${lockFile()}, which could not be read.`);
-    expect(JSON.parse(readFileSync(lockFile(), 'utf8')).pid).toBe(process.pid);
+    expect(lock.notice).toBeUndefined();
+    expect(JSON.parse(readFileSync(factsFile(), 'utf8')).pid).toBe(process.pid);
     lock.release();
   });
 
-  it('held on another host: refused, the host named, whatever the pid', async () => {
-    const pid = await deadPid();
-    writeFileSync(lockFile(), JSON.stringify({ pid, host: 'elsewhere.example', startedAt: '2026-01-02T03:04:05.000Z' }));
-    expect(() => lockDataFolder(dir)).toThrow(`Another askrelay (pid ${pid} on host elsewhere.example, started 2026-01-02T03:04:05.000Z) is running on the data folder ${dir}`);
+  it('held by a process whose holder file is gone: refused all the same, without a name', async () => {
+    await holder();
+    rmSync(factsFile());
+    expect(() => lockDataFolder(dir)).toThrow(`Another askrelay is running on the data folder ${dir}; stop it first, or give this one another --data.`);
+    expect(folderLockState(dir)).toEqual({ state: 'held' });
   });
 
-  it('release leaves a lock another relay has since taken over', async () => {
-    const lock = lockDataFolder(dir);
-    const other = JSON.stringify({ pid: await deadPid(), host: hostname(), startedAt: '2026-01-02T03:04:05.000Z' });
-    writeFileSync(lockFile(), other);
-    lock.release();
-    expect(readFileSync(lockFile(), 'utf8')).toBe(other);
+  it('a folder that has never held a relay: free, and the probe makes no file', () => {
+    expect(folderLockState(dir)).toEqual({ state: 'free' });
+    expect(existsSync(join(dir, LOCK_DB_FILE))).toBe(false);
   });
 });

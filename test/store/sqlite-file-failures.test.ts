@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { DB_FILE } from '../../src/start.js';
 import { SqliteStore } from '../../src/store/sqlite-store.js';
+import { LOCK_DB_FILE } from '../../src/store/folder-lock.js';
 import { cardOf } from '../support/card-fixture.js';
 import { serveOnce } from '../support/cli.js';
 import { lockSqliteFile } from '../support/sqlite-locker.js';
@@ -74,8 +75,9 @@ describe('askrelay serve on a SQLite file it cannot use', { timeout: 120_000 }, 
       stderr: `askrelay serve: The database ${file} is damaged or is not an SQLite database (SQLite: file is not a database). askrelay left it as it is: restore it from a backup, or move it away to start with an empty one.\n`,
     });
     expect(readFileSync(file).equals(before)).toBe(true);
-    // Nothing beside it either: no -wal or -shm, and the folder's lock let go.
-    expect(readdirSync(data).filter((f) => f.startsWith('askrelay.'))).toEqual([DB_FILE]);
+    // Nothing beside it either: no -wal or -shm, and the folder's lock let go (its holder file
+    // gone; the empty lock database stays, as it always does, so every relay locks one file).
+    expect(readdirSync(data).filter((f) => f.startsWith('askrelay.')).sort()).toEqual([LOCK_DB_FILE, DB_FILE]);
   });
 
   it('a database cut short: exit 1, "malformed", the file untouched', async () => {
@@ -92,7 +94,7 @@ describe('askrelay serve on a SQLite file it cannot use', { timeout: 120_000 }, 
     // The secrets made on this first start (audit.key, vapid.json) aside, the folder is as it was.
     const after = snapshot(data);
     expect(after[DB_FILE]).toEqual(before[DB_FILE]);
-    expect(Object.keys(after).filter((f) => f.startsWith('askrelay.'))).toEqual([DB_FILE]);
+    expect(Object.keys(after).filter((f) => f.startsWith('askrelay.')).sort()).toEqual([LOCK_DB_FILE, DB_FILE]);
   });
 
   it('locked by another program past the busy timeout: exit 1, "locked", the file untouched; released, the relay starts with its card', async () => {

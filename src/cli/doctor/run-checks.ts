@@ -8,12 +8,13 @@ import type { ProviderInfo } from '../../sessions/providers.js';
 import { AUDIT_KEY_FILE, shortSecret, TOKEN_FILE } from '../../store/data-folder.js';
 import { MIGRATIONS } from '../../store/postgres/migrations.js';
 import { DB_FILE } from '../../store/stores.js';
+import { folderLockState } from '../../store/folder-lock.js';
 import { VERSION } from '../../version.js';
 import { ApiError, findRelay, RelayClient, tokenRefusedText, type RelayTarget } from '../client.js';
 import { channelCheck, healthResult, providerCheck, shownUrl } from './endpoints.js';
 import { expectedSqliteTables, fileFacts, folderFacts, freeSpace, httpProbe, postgresFacts, sqliteFacts } from './probes.js';
 import { result, type CheckResult } from './report.js';
-import { auditKeyResults, diskResult, folderResults, migrationResults, modeResult, pushKeyResults, sqliteResults, tokenFileResults } from './verdicts.js';
+import { auditKeyResults, diskResult, folderResults, lockResult, migrationResults, modeResult, pushKeyResults, sqliteResults, tokenFileResults } from './verdicts.js';
 
 // askrelay doctor's checks, run: the local ones (settings, the data folder and its files,
 // the disk) while the network ones (the relay, the store, providers, chat channels) are in
@@ -49,6 +50,7 @@ export async function runChecks(o: DoctorOptions): Promise<CheckResult[]> {
   const tokenUsed = onPostgres ? 'database' : o.env.ASKRELAY_TOKEN?.trim() ? 'env' : 'file';
   const local = [
     ...folderResults(folder, onPostgres),
+    ...(folder.exists && folder.isDirectory ? [lockResult(o.dataDir, folderLockState(o.dataDir))] : []),
     ...tokenFileResults(file(TOKEN_FILE, true), folderMode, tokenUsed),
     ...auditKeyResults(file(AUDIT_KEY_FILE, true), folderMode, !!o.env.ASKRELAY_AUDIT_KEY?.trim(), onPostgres),
     ...channelsFileResults(o),

@@ -1,6 +1,7 @@
 import { createECDH } from 'node:crypto';
 import { isVapidKeys } from '../../push/vapid-keys.js';
 import { shortSecret } from '../../store/data-folder.js';
+import type { LockState } from '../../store/folder-lock.js';
 import type { Migration } from '../../store/postgres/migrations.js';
 import { result, type CheckResult } from './report.js';
 
@@ -51,6 +52,15 @@ export function folderResults(folder: FolderFacts, onPostgres: boolean): CheckRe
     out.push(r('warn', `${path} is mode ${octal(mode)}: other users can look inside; "askrelay serve" tightens it to 0700 at its next start, or run "chmod 700 ${path}" now.`));
   }
   return out.length ? out : [r('ok', `${path} is 0700, yours and writable.`)];
+}
+
+/** The data folder's lock: which relay holds it now, if any (the kernel's lock, so never a stale one). */
+export function lockResult(path: string, lock: LockState): CheckResult {
+  const r = (status: CheckResult['status'], message: string) => result('folder-lock', 'folder lock', status, message);
+  if (lock.state === 'free') return r('info', `No relay holds ${path} now: "askrelay serve" may start there.`);
+  if (lock.state === 'unlockable') return r('warn', `${path} cannot be locked (${lock.reason}): nothing would keep a second relay off it.`);
+  const h = lock.holder;
+  return r('ok', h ? `Held by the askrelay started ${h.startedAt} (pid ${h.pid} on ${h.host}): a second relay there is refused.` : `Held by a running askrelay: a second relay there is refused.`);
 }
 
 /**
