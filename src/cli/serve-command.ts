@@ -1,6 +1,22 @@
 import { parseArgs } from 'node:util';
 import { serveConfig } from '../config.js';
-import { registry, startRelay } from '../start.js';
+import { registry, startRelay, type RunningRelay } from '../start.js';
+
+/**
+ * Started by an npm script (`npm start`), the relay stops when npm goes: npm passes a
+ * SIGTERM on to it (the script execs the relay), but a killed npm passes on nothing, and the
+ * relay would run on orphaned, holding the port. Its parent changing says npm is gone.
+ * Anything else that starts the relay (a shell with nohup, a supervisor) may well go first.
+ */
+function watchStarter(stop: () => void): () => void {
+  if (!process.env.npm_lifecycle_event) return () => {};
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid !== parent) stop();
+  }, 500);
+  timer.unref();
+  return () => clearInterval(timer);
+}
 
 /** The engines' own card waits, as the registry declares them (src/cli never imports providers/). */
 const engineWaits = registry.waits.map((w) => `;\n${w.variable} (default ${w.default}) on ${w.engines.join(', ')}`).join('');
@@ -40,18 +56,41 @@ export async function serveCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const config = serveConfig({ port: values.port, host: values.host, data: values.data, database: values.database, approveTools: values['approve-tools'] });
-  const running = await startRelay(config);
-  // Listening for the signals before the lines below say the relay runs: a signal sent on
-  // reading them would otherwise kill the process outright, leaving the lock file behind.
-  const stopped = new Promise<void>((resolve) => {
-    const stop = () => {
-      process.off('SIGINT', stop);
-      process.off('SIGTERM', stop);
-      void running.close().then(resolve);
-    };
-    process.on('SIGINT', stop);
-    process.on('SIGTERM', stop);
-  });
+  // Listening for the signals before anything starts: a supervisor's SIGTERM while the
+  // relay starts (its health check may already answer) stops it once started, cleanly,
+  // instead of killing it with its leases held. A second signal while it still starts (a
+  // start stuck on an unreachable database) ends the process at once, as a second Ctrl+C
+  // does while it stops.
+  let running: RunningRelay | undefined;
+  let signalled = false;
+  let stopped!: () => void;
+  const done = new Promise<void>((resolve) => (stopped = resolve));
+  const quiet = () => {
+    unwatch();
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  };
+  function stop() {
+    if (running) {
+      quiet();
+      void running.close().then(stopped);
+    } else if (signalled) process.exit(1);
+    else signalled = true;
+  }
+  const unwatch = watchStarter(stop);
+  process.on('SIGINT', stop);
+  process.on('SIGTERM', stop);
+  try {
+    running = await startRelay(config);
+  } catch (err) {
+    quiet();
+    throw err;
+  }
+  if (signalled) {
+    stop();
+    await done;
+    return 0;
+  }
   const { expired, pending } = running.recovered;
   console.log(`askrelay is running: ${running.url}`);
   console.log(`Token: ${running.token}`);
@@ -60,6 +99,6 @@ export async function serveCommand(argv: string[]): Promise<number> {
   for (const line of running.channels.describe()) console.log(`Channel ${line}`);
   console.log('Open the page, paste the token once; press Ctrl+C to stop.');
 
-  await stopped;
+  await done;
   return 0;
 }

@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, closeSync, constants, existsSync, openSync, writeSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -116,12 +116,111 @@ describe('askrelay serve keeps one relay to a data folder', { timeout: 30_000 },
       first.child.kill('SIGKILL');
       await first.exited;
     }
-    // Killed, the first relay left its lock behind: the next start replaces it and says so.
+    // Killed, the first relay left its holder file behind: no obstacle, and the next start says so.
     const again = await serve(data);
     expect(again.code).toBeNull();
     expect(again.stdout).toContain(`Replaced the lock of a relay that stopped without cleaning up (pid ${first.child.pid}).\n`);
-    // Stopped cleanly (SIGTERM), it leaves no lock.
+    // Stopped cleanly (SIGTERM), it leaves no holder file.
     const lock = join(data, 'askrelay.lock');
     expect(existsSync(lock), existsSync(lock) ? `${readFileSync(lock, 'utf8')}\n${again.stdout}${again.stderr}` : '').toBe(false);
   });
+
+  it('npm start killed with its whole process group, then started again at once: running on the first try, every time', async () => {
+    const data = folder();
+    for (let round = 0; round < 3; round++) {
+      const started = await npmStart(data);
+      expect(started.stdout()).toContain('askrelay is running: ');
+      process.kill(-started.npm.pid!, 'SIGKILL');
+      await started.exited;
+    }
+    const last = await npmStart(data);
+    expect(last.stdout()).toContain('Replaced the lock of a relay that stopped without cleaning up');
+    process.kill(last.npm.pid!, 'SIGTERM');
+    await last.exited;
+  });
+
+  it('npm start stopped by its own pid (a supervisor\'s SIGTERM) stops the relay with it; a killed npm too', async () => {
+    const data = folder();
+    const first = await npmStart(data);
+    const relayPid = Number(/"node":"[^"]*:pid(\d+)"/.exec(first.stdout())?.[1]);
+    expect(relayPid).toBeGreaterThan(0);
+    process.kill(first.npm.pid!, 'SIGTERM');
+    await first.exited;
+    await waitUntil(() => !alive(relayPid), 'the relay to stop with npm', 10_000);
+    expect(first.stdout()).toContain('"event":"relay.stopping"');
+    expect(existsSync(join(data, 'askrelay.lock'))).toBe(false);
+
+    const second = await npmStart(data);
+    const secondPid = Number(/"node":"[^"]*:pid(\d+)"/.exec(second.stdout())?.[1]);
+    process.kill(second.npm.pid!, 'SIGKILL');
+    await second.exited;
+    await waitUntil(() => !alive(secondPid), 'the relay to notice npm is gone', 10_000);
+    expect(second.stdout()).toContain('"event":"relay.stopping"');
+  });
+
+  it('a SIGTERM while the relay starts stops it cleanly once started: exit 0, its lock let go', async () => {
+    const data = folder();
+    // The start reads its routes from a FIFO, so it waits there, holding the folder, until
+    // the test writes them: the signal lands mid-start every time.
+    const routes = join(scratch, `routes-${n}.fifo`);
+    execFileSync('mkfifo', [routes]);
+    const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_')));
+    const [command, args] = diesWithTest(process.execPath, [BIN, 'serve', '--port', '0', '--data', data]);
+    const child = spawn(command, args, { cwd: scratch, env: { ...clean, ASKRELAY_ROUTES: routes } });
+    let stdout = '';
+    child.stdout.on('data', (d) => (stdout += d));
+    const exited = new Promise<[number | null, string | null]>((r) => child.on('exit', (code, signal) => r([code, signal])));
+    await waitUntil(() => existsSync(join(data, 'askrelay.lock')), 'the start to take the folder', 20_000);
+    child.kill('SIGTERM');
+    await new Promise((r) => setTimeout(r, 100));
+    try {
+      // Not blocking: a relay the signal killed reads no more, and the exit below says so.
+      const fd = openSync(routes, constants.O_WRONLY | constants.O_NONBLOCK);
+      writeSync(fd, '[]');
+      closeSync(fd);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENXIO') throw err;
+    }
+    // Not killed by the signal (Node's default action): the relay closed what it held, then exited.
+    expect(await exited).toEqual([0, null]);
+    expect(stdout).toContain('"event":"relay.stopping"');
+    expect(existsSync(join(data, 'askrelay.lock'))).toBe(false);
+    const again = await serve(data);
+    expect(again.code).toBeNull();
+    expect(again.stdout).not.toContain('Replaced the lock');
+  });
 });
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+};
+
+/** `npm start` as an operator types it, in a process group of its own, once the relay runs. */
+async function npmStart(data: string): Promise<{ npm: ChildProcess; exited: Promise<unknown>; stdout: () => string }> {
+  const clean = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith('ASKRELAY_') && !k.startsWith('npm_')));
+  const npm = spawn('npm', ['start'], { cwd: ROOT, env: { ...clean, ASKRELAY_DATA: data, ASKRELAY_PORT: '0' }, detached: true });
+  let stdout = '';
+  let stderr = '';
+  npm.stdout!.on('data', (d) => (stdout += d));
+  npm.stderr!.on('data', (d) => (stderr += d));
+  const exited = new Promise((r) => npm.on('exit', r));
+  let gone = false;
+  void exited.then(() => (gone = true));
+  try {
+    await waitUntil(() => {
+      if (gone) throw new Error(`npm start exited before the relay ran:\n${stdout}${stderr}`);
+      return stdout.includes('press Ctrl+C to stop');
+    }, 'npm start to run the relay', 20_000);
+  } catch (err) {
+    process.kill(-npm.pid!, 'SIGKILL');
+    throw err;
+  }
+  return { npm, exited, stdout: () => stdout };
+}
