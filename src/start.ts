@@ -8,7 +8,6 @@ import { channelsConfig } from './channels/config.js';
 import { Channels } from './channels/service.js';
 import type { ServeConfig } from './config.js';
 import { sessionFacts } from './relay/access.js';
-import { auditCardEvents } from './relay/audit.js';
 import { CardAccess } from './relay/card-access.js';
 import { loadRoutes, openRouter } from './routing/open-router.js';
 import { pushConfigFromEnv } from './push/push-config.js';
@@ -155,8 +154,6 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     context: { publicUrl: () => channelConfig.publicUrl ?? agentUrl ?? '', secret: createHash('sha256').update(`askrelay channels\0${token}`).digest('hex') },
   });
   channels.listen();
-  // Audited from the first event on: cards that expired while the relay was down included.
-  auditCardEvents(relay.events, store.audit);
   reportRelayEvents(relay.events, ops);
   const { expired, pending } = await relay.start();
   const sessions = new SessionManager({

@@ -49,6 +49,11 @@ export interface Cluster {
   holder(name: string): Promise<string | undefined>;
   /** Every lease that still runs. */
   leases(): Promise<LeaseRecord[]>;
+  /**
+   * The card store tells the other nodes of every card change itself, in the change's own
+   * transaction: the event bridge carries only the other events (sessions).
+   */
+  readonly announcesCards: boolean;
   /** Tells every other node; `ref` finds the data again when it is too big to travel. */
   publish(name: string, data: unknown, ref: string): Promise<void>;
   /** Hears every other node's events, in the order each published them. */
@@ -70,6 +75,7 @@ export function soloCluster(node: string, leaseMs: number, now: () => number = D
     kind: 'sqlite',
     node,
     leaseMs,
+    announcesCards: false,
     claim: async (name) => (held.add(name), { held: true }),
     release: async (name) => void held.delete(name),
     holder: async () => node,

@@ -54,7 +54,7 @@ export function bridgeEvents(relay: Relay, cluster: Cluster, log: (line: string)
     }
   };
   const stopLocal = relay.events.subscribe((name, data, remote) => {
-    if (remote || stopped) return;
+    if (remote || stopped || (cluster.announcesCards && name !== 'session.updated')) return;
     if (queue.length >= MAX_QUEUED) {
       queue.shift();
       settle();

@@ -43,7 +43,7 @@ export class Escalations {
     const next = card?.status === 'pending' ? nextEscalation(card) : undefined;
     if (!card || !next) return;
     if (next.at > this.clock.now()) return this.track(card);
-    const result = await this.store.amendCard(id, (current) => escalated(current, next.index, new Date(this.clock.now()).toISOString()));
+    const result = await this.store.amendCard(id, (current) => escalated(current, next.index, new Date(this.clock.now()).toISOString()), 'escalated');
     if (!result) return;
     if (result.changed) await this.escalatedTo(result.card);
     this.track(result.card);

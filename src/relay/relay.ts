@@ -215,7 +215,7 @@ export class Relay {
     if (card.status === 'pending' || card.status === 'answered') return this.answer(id, answer, options);
     const canonical = checkAnswer(card, answer);
     const at = new Date(this.clock.now()).toISOString();
-    const result = await this.store.amendCard(id, (current) => withLateAnswer(current, canonical, options.by ?? HUMAN_API, at));
+    const result = await this.store.amendCard(id, (current) => withLateAnswer(current, canonical, options.by ?? HUMAN_API, at), 'late');
     if (!result) throw new RelayError('not_found', `No card "${id}".`);
     if (result.changed) await this.changed('card.late', result.card);
     return result.card;
@@ -252,7 +252,7 @@ export class Relay {
 
   /** Stores the card's delivery moved on (delivery.ts says which moves there are) and tells of it. */
   private async moveDelivery(card: Card, state: 'delivered' | 'undelivered', to?: DeliveryTarget, at = new Date(this.clock.now()).toISOString()): Promise<Card> {
-    const result = await this.store.amendCard(card.id, (current) => withDelivery(current, state, at, to));
+    const result = await this.store.amendCard(card.id, (current) => withDelivery(current, state, at, to), 'delivery');
     if (!result?.changed) return result?.card ?? card;
     await this.changed('card.delivery', result.card);
     return result.card;

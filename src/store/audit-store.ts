@@ -10,10 +10,10 @@ import type { Async } from './store.js';
 // removed tail (the head points past the end); a head pinned elsewhere finds a log cut
 // short whose head was rewritten to match.
 //
-// The relay's own events go through `enqueue`: entries of one turn of the event loop are
-// written together in one transaction right after it, so auditing adds no write to the
-// request that caused the event (and expiring 10,000 cards at start is one write, not
-// 10,000). Reads flush first; a crash can lose at most the entries of that one turn.
+// A card's changes are recorded by the card store inside the change's own transaction
+// (`appendWithin`). Entries about things that change nothing (a refused attempt) go through
+// `enqueue`: those of one turn of the event loop are written together in one transaction
+// right after it. Reads flush first.
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS audit (
@@ -86,6 +86,16 @@ export class AuditStore {
   }
 
   /**
+   * Appends inside the caller's transaction: a card change and its entries commit together,
+   * or neither does. What is queued stays queued (it is written after, in its own turn), so
+   * a rolled-back change takes nothing else with it.
+   */
+  appendWithin(records: AuditRecord[]): void {
+    if (!this.db.inTransaction) throw new Error('appendWithin needs the caller\'s transaction');
+    if (records.length) this.appendTx(records);
+  }
+
+  /**
    * Appends right after this turn of the event loop, together with the rest of the turn's
    * entries. A write that fails then (the database locked by another program past the busy
    * timeout, a full disk) is told to onError, never thrown where nobody catches it; the
@@ -154,7 +164,7 @@ export class AuditStore {
  * which stays fire-and-forget (its entries are written right after the turn, as here).
  * PostgreSQL (src/store/postgres/postgres-audit-store.ts) implements it.
  */
-export type AsyncAuditStore = Omit<Async<AuditStore>, 'enqueue'> & Pick<AuditStore, 'enqueue'>;
+export type AsyncAuditStore = Omit<Async<AuditStore>, 'enqueue' | 'appendWithin'> & Pick<AuditStore, 'enqueue'>;
 
 /** What the relay's surfaces need of the log: to append, after the turn, without waiting (both stores). */
 export type AuditWriter = Pick<AuditStore, 'enqueue'>;

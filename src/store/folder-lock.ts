@@ -78,6 +78,8 @@ function attempt(file: string): Attempt {
   if (readOnly) return { readOnly };
   const db = new Database(file, { timeout: BUSY_MS });
   try {
+    // Nothing is ever written: no journal file beside it either.
+    db.pragma('journal_mode = MEMORY');
     db.exec('BEGIN IMMEDIATE');
   } catch (err) {
     db.close();

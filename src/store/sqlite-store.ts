@@ -11,7 +11,8 @@ import { UserStore } from './user-store.js';
 import { PRIVATE_FILE_MODE, PRIVATE_FOLDER_MODE, privateFileIfExists } from './secret-file.js';
 import { SessionStore } from './session-store.js';
 import { openSqlite, refuseUnwritable } from './sqlite-file.js';
-import { closed, pendingRead, type CardClose, type CardFilter, type CardStore, type CloseResult, type InsertResult, type PendingDeadline } from './store.js';
+import { cardAuditRecord, type CardChange } from './card-audit.js';
+import { closed, pendingRead, type AmendKind, type CardClose, type CardFilter, type CardStore, type CloseResult, type InsertResult, type PendingDeadline } from './store.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS cards (
@@ -101,18 +102,31 @@ export class SqliteStore implements CardStore {
     };
   }
 
+  /** Runs `work` in one IMMEDIATE transaction (the write lock taken before any read, so the read-check-write is atomic against other processes too), with the audit entries of the changes it returns. */
+  private change<T>(work: () => { result: T; changes: [CardChange, Card][] }): T {
+    return this.db
+      .transaction((): T => {
+        const { result, changes } = work();
+        this.audit.appendWithin(changes.map(([change, card]) => cardAuditRecord(change, card)).filter((r) => r !== undefined));
+        return result;
+      })
+      .immediate();
+  }
+
   /** The routes live beside this one file, never replaced behind its back: `routesAt` needs no check. */
   insertCard(card: Card, _routesAt?: number | null): InsertResult {
-    const info = this.stmt.insert.run({
-      id: card.id,
-      sessionId: card.sessionId,
-      status: card.status,
-      createdAt: Date.parse(card.createdAt),
-      expiresAt: Date.parse(card.expiresAt),
-      data: JSON.stringify(card),
+    return this.change<InsertResult>(() => {
+      const info = this.stmt.insert.run({
+        id: card.id,
+        sessionId: card.sessionId,
+        status: card.status,
+        createdAt: Date.parse(card.createdAt),
+        expiresAt: Date.parse(card.expiresAt),
+        data: JSON.stringify(card),
+      });
+      if (info.changes === 1) return { result: { card, created: true }, changes: [['created', card]] };
+      return { result: { card: this.getCard(card.id)!, created: false }, changes: [] };
     });
-    if (info.changes === 1) return { card, created: true };
-    return { card: this.getCard(card.id)!, created: false };
   }
 
   getCard(id: string): Card | undefined {
@@ -141,36 +155,30 @@ export class SqliteStore implements CardStore {
 
   closeCard(id: string, close: CardClose, read?: Card): CloseResult | undefined {
     const known = pendingRead(id, read);
-    if (known) {
-      // The UPDATE … WHERE status = 'pending' is the compare-and-set: one autocommitted statement.
-      const card = closed(known, close);
-      if (this.stmt.update.run({ id, status: card.status, key: close.idempotencyKey ?? null, data: JSON.stringify(card) }).changes === 1) return { changed: true, card };
-    }
-    // IMMEDIATE takes the write lock before reading, so the read-check-write is atomic
-    // against other processes too.
-    return this.db
-      .transaction((): CloseResult | undefined => {
-        const current = this.getCard(id);
-        if (!current) return undefined;
-        if (current.status !== 'pending') return { changed: false, card: current };
+    return this.change<CloseResult | undefined>(() => {
+      // The UPDATE … WHERE status = 'pending' is the compare-and-set; with the caller's read
+      // of the pending card, no read of our own.
+      const current = known ?? this.getCard(id);
+      if (!current) return { result: undefined, changes: [] };
+      if (current.status === 'pending') {
         const card = closed(current, close);
-        this.stmt.update.run({ id, status: card.status, key: close.idempotencyKey ?? null, data: JSON.stringify(card) });
-        return { changed: true, card };
-      })
-      .immediate();
+        if (this.stmt.update.run({ id, status: card.status, key: close.idempotencyKey ?? null, data: JSON.stringify(card) }).changes === 1) {
+          return { result: { changed: true, card }, changes: [['closed', card]] };
+        }
+      }
+      return { result: { changed: false, card: known ? this.getCard(id)! : current }, changes: [] };
+    });
   }
 
-  amendCard(id: string, change: (card: Card) => Card | undefined): CloseResult | undefined {
-    return this.db
-      .transaction((): CloseResult | undefined => {
-        const current = this.getCard(id);
-        if (!current) return undefined;
-        const card = change(current);
-        if (!card) return { changed: false, card: current };
-        this.stmt.amend.run({ id, data: JSON.stringify(card) });
-        return { changed: true, card };
-      })
-      .immediate();
+  amendCard(id: string, change: (card: Card) => Card | undefined, kind: AmendKind): CloseResult | undefined {
+    return this.change<CloseResult | undefined>(() => {
+      const current = this.getCard(id);
+      if (!current) return { result: undefined, changes: [] };
+      const card = change(current);
+      if (!card) return { result: { changed: false, card: current }, changes: [] };
+      this.stmt.amend.run({ id, data: JSON.stringify(card) });
+      return { result: { changed: true, card }, changes: [[kind, card]] };
+    });
   }
 
   answerKey(id: string): string | undefined {
@@ -178,8 +186,10 @@ export class SqliteStore implements CardStore {
   }
 
   expireOverdue(now: number): Card[] {
-    const rows = this.db.transaction(() => this.stmt.expire.all(now) as string[]).immediate();
-    return rows.map((data) => JSON.parse(data) as Card);
+    return this.change(() => {
+      const cards = (this.stmt.expire.all(now) as string[]).map((data) => JSON.parse(data) as Card);
+      return { result: cards, changes: cards.map((card): [CardChange, Card] => ['closed', card]) };
+    });
   }
 
   pendingDeadlines(): PendingDeadline[] {

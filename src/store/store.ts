@@ -1,8 +1,14 @@
 import type { Answer, AnsweredBy, Card, CardStatus, Delivery } from '../cards/model.js';
+import type { AmendKind } from './card-audit.js';
+
+export type { AmendKind } from './card-audit.js';
 
 // Storage behind one interface. The relay core only ever changes a card through
 // closeCard, an atomic compare-and-set on "still pending": whoever commits first wins,
-// whether the rivals are in this process or another one sharing the file.
+// whether the rivals are in this process or another one sharing the file. Every change
+// commits together with its audit entry (src/store/card-audit.ts) and, on a database nodes
+// share, with the event that tells the other nodes: one transaction, so a crash never
+// leaves one without the other.
 
 export interface CardFilter {
   status?: CardStatus;
@@ -58,9 +64,9 @@ export interface CardStore {
    * Changes a closed card (its late answer, its delivery): `change` gets the card as stored and
    * returns the new one, or undefined to leave it as it is. Atomic against every other writer,
    * on this node or another: a change computed from a card that changed meanwhile is computed
-   * again from the new one.
+   * again from the new one. `kind` says what the amendment is, for its audit entry.
    */
-  amendCard(id: string, change: (card: Card) => Card | undefined): CloseResult | undefined;
+  amendCard(id: string, change: (card: Card) => Card | undefined, kind: AmendKind): CloseResult | undefined;
   /** The Idempotency-Key that came with a card's winning answer. */
   answerKey(id: string): string | undefined;
   /** Expires every pending card whose deadline is at or before `now`, in one transaction (but those with a route's default answer, onExpiry: the relay answers them). */
@@ -86,7 +92,7 @@ export function asyncCards(store: CardStore): AsyncCardStore {
     getCard: async (id) => store.getCard(id),
     listCards: async (filter) => store.listCards(filter),
     closeCard: async (id, close, read) => store.closeCard(id, close, read),
-    amendCard: async (id, change) => store.amendCard(id, change),
+    amendCard: async (id, change, kind) => store.amendCard(id, change, kind),
     answerKey: async (id) => store.answerKey(id),
     expireOverdue: async (now) => store.expireOverdue(now),
     pendingDeadlines: async () => store.pendingDeadlines(),

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { PostgresNodes } from '../../src/store/postgres/nodes.js';
+import { PostgresAuditStore } from '../../src/store/postgres/postgres-audit-store.js';
 import { PostgresCardStore } from '../../src/store/postgres/postgres-card-store.js';
 import { cardOf } from '../support/card-fixture.js';
 import { freshDatabase, testPool, type FreshDatabase } from '../support/postgres.js';
@@ -113,7 +114,7 @@ describe('two nodes on one database', () => {
         createdAt: new Date(now).toISOString(),
         expiresAt: new Date(now + 3000).toISOString(),
       });
-      await new PostgresCardStore(pool).insertCard(card);
+      await new PostgresCardStore(pool, await PostgresAuditStore.create(pool)).insertCard(card);
       // node-gone stops heartbeating; once it drops out of the list, A reads the card back.
       const created = await waitUntil(() => watch.events.find((e) => e.event === 'card.created' && JSON.parse(e.data).id === card.id), 'A to learn of the card');
       expect(JSON.parse(created.data).status).toBe('pending');

@@ -2,6 +2,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { asyncCalls, KEEP_MS, type AsyncCallStore } from '../../src/store/call-store.js';
 import { PostgresCallStore } from '../../src/store/postgres/postgres-call-store.js';
+import { PostgresAuditStore } from '../../src/store/postgres/postgres-audit-store.js';
 import { PostgresCardStore } from '../../src/store/postgres/postgres-card-store.js';
 import { asyncCards, type AsyncCardStore } from '../../src/store/store.js';
 import { cardOf } from '../support/card-fixture.js';
@@ -18,7 +19,7 @@ interface Handle {
 
 const STORES = bothStores<Handle>({
   sqlite: (s) => ({ calls: asyncCalls(s.calls), cards: asyncCards(s) }),
-  postgres: (pool) => ({ calls: new PostgresCallStore(pool), cards: new PostgresCardStore(pool) }),
+  postgres: async (pool) => ({ calls: new PostgresCallStore(pool), cards: new PostgresCardStore(pool, await PostgresAuditStore.create(pool)) }),
 });
 
 // Real epoch milliseconds: they need 64-bit columns.

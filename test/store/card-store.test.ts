@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { migrate, MIGRATIONS } from '../../src/store/postgres/migrations.js';
+import { PostgresAuditStore } from '../../src/store/postgres/postgres-audit-store.js';
 import { PostgresCardStore } from '../../src/store/postgres/postgres-card-store.js';
 import { asyncCards, type AsyncCardStore } from '../../src/store/store.js';
 import { cardOf } from '../support/card-fixture.js';
@@ -11,7 +12,7 @@ import { bothStores, type StoreHarness } from '../support/store-harness.js';
 // PostgreSQL database (a fresh one per test, dropped afterwards). Whatever holds on one
 // holds on the other.
 
-const STORES = bothStores<AsyncCardStore>({ sqlite: (s) => asyncCards(s), postgres: (pool) => new PostgresCardStore(pool) });
+const STORES = bothStores<AsyncCardStore>({ sqlite: (s) => asyncCards(s), postgres: async (pool) => new PostgresCardStore(pool, await PostgresAuditStore.create(pool)) });
 
 const at = (iso: string) => Date.parse(iso);
 const card = (id: string, extra: Partial<Card> = {}): Card =>
@@ -97,19 +98,19 @@ for (const [name, open] of Object.entries(STORES)) {
       await h.store.insertCard(card('c_1'));
       await h.store.closeCard('c_1', { status: 'expired', closedAt: '2026-11-30T12:05:00.000Z' });
       const seen: Card[] = [];
-      const amended = await h.store.amendCard('c_1', (c) => (seen.push(c), { ...c, title: 'amended' }));
+      const amended = await h.store.amendCard('c_1', (c) => (seen.push(c), { ...c, title: 'amended' }), 'delivery');
       expect(seen[0]).toMatchObject({ id: 'c_1', status: 'expired' });
       expect(amended).toMatchObject({ changed: true, card: { status: 'expired', title: 'amended' } });
       expect(await h.store.getCard('c_1')).toEqual(amended!.card);
-      expect(await h.store.amendCard('c_1', () => undefined)).toEqual({ changed: false, card: amended!.card });
-      expect(await h.store.amendCard('c_none', (c) => c)).toBeUndefined();
+      expect(await h.store.amendCard('c_1', () => undefined, 'delivery')).toEqual({ changed: false, card: amended!.card });
+      expect(await h.store.amendCard('c_none', (c) => c, 'delivery')).toBeUndefined();
     });
 
     it('loses no change when 20 handles amend one card at once: each is made again from what the others stored', async () => {
       await h.store.insertCard(card('c_race'));
       const handles = [h.store, ...(await Promise.all(Array.from({ length: 3 }, () => h.other())))];
       await Promise.all(
-        Array.from({ length: 20 }, (_, i) => handles[i % handles.length].amendCard('c_race', (c) => ({ ...c, title: `${c.title ?? ''}[${i}]` }))),
+        Array.from({ length: 20 }, (_, i) => handles[i % handles.length].amendCard('c_race', (c) => ({ ...c, title: `${c.title ?? ''}[${i}]` }), 'delivery')),
       );
       const title = (await h.store.getCard('c_race'))!.title!;
       expect(title.match(/\[\d+\]/g)!.sort()).toEqual(Array.from({ length: 20 }, (_, i) => `[${i}]`).sort());

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import type pg from 'pg';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { copySqliteToPostgres, DatabaseInUseError, TABLE_COPIES } from '../../src/store/migrate-to-postgres.js';
+import { PostgresAuditStore } from '../../src/store/postgres/postgres-audit-store.js';
 import { PostgresCardStore } from '../../src/store/postgres/postgres-card-store.js';
 import { PostgresChannelStore } from '../../src/store/postgres/postgres-channel-store.js';
 import { PostgresPushSubscriptionStore } from '../../src/store/postgres/postgres-push-subscription-store.js';
@@ -37,7 +38,7 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** A file with two cards (the later one made first in rowid order of equal times), a session, outbox jobs, a subscription and a keyed log. */
+/** A file with two cards (the later one made first in rowid order of equal times, each recorded in the keyed log), a session, outbox jobs and a subscription. */
 function writeRelay(extra: (store: SqliteStore) => void = () => {}): void {
   const store = new SqliteStore(file, { auditKey: KEY });
   const at = '2026-11-30T12:00:00.000Z';
@@ -47,7 +48,6 @@ function writeRelay(extra: (store: SqliteStore) => void = () => {}): void {
   store.channels.enqueue('slack', 'c_first', 'post', 1);
   store.channels.enqueue('slack', 'c_second', 'post', 1);
   store.push.add({ endpoint: 'https://push.example/1', keys: { p256dh: 'p', auth: 'a' } });
-  store.audit.append({ at, event: 'card.created', cardId: 'c_first', actor: { kind: 'human', id: 'operator' }, surface: 'api' });
   extra(store);
   store.close();
 }
@@ -75,9 +75,9 @@ describe('copySqliteToPostgres', { timeout: 30_000 }, () => {
   it('copies in order, and the sequences hand out values past the copied ones', async () => {
     writeRelay();
     const result = await copy();
-    expect(result.counts).toMatchObject({ cards: 2, sessions: 1, channel_outbox: 2, push_subscriptions: 1, audit: 1, audit_head: 1 });
-    expect(result.auditCheck).toEqual({ ok: true, entries: 1, problems: [] });
-    const cards = new PostgresCardStore(pool);
+    expect(result.counts).toMatchObject({ cards: 2, sessions: 1, channel_outbox: 2, push_subscriptions: 1, audit: 2, audit_head: 1 });
+    expect(result.auditCheck).toEqual({ ok: true, entries: 2, problems: [] });
+    const cards = new PostgresCardStore(pool, await PostgresAuditStore.create(pool, { key: KEY }));
     expect((await cards.listCards()).map((c) => c.id)).toEqual(['c_first', 'c_second']);
     // A card made on PostgreSQL now, at the same time, sorts after both (its seq is past theirs).
     await cards.insertCard(cardOf([{ text: 'Third?' }], { id: 'c_third', createdAt: '2026-11-30T12:00:00.000Z' }));
@@ -125,7 +125,7 @@ describe('copySqliteToPostgres', { timeout: 30_000 }, () => {
   it('refuses a database that holds a relay, or that a node runs on, and copies nothing', async () => {
     writeRelay();
     await copy();
-    await expect(copy()).rejects.toSatisfy((err) => err instanceof DatabaseInUseError && err.held.cards === 2 && err.held.audit === 1);
+    await expect(copy()).rejects.toSatisfy((err) => err instanceof DatabaseInUseError && err.held.cards === 2 && err.held.audit === 2);
     expect(await rowsIn('cards')).toBe(2);
 
     await pool.query('TRUNCATE ' + TABLE_COPIES.map((t) => t.table).join(', '));

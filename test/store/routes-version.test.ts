@@ -1,6 +1,7 @@
 import { afterEach, beforeEach, expect, it } from 'vitest';
 import type { Card } from '../../src/cards/model.js';
 import { migrate } from '../../src/store/postgres/migrations.js';
+import { PostgresAuditStore } from '../../src/store/postgres/postgres-audit-store.js';
 import { PostgresCardStore } from '../../src/store/postgres/postgres-card-store.js';
 import { sharedRoutes } from '../../src/store/postgres/shared-settings.js';
 import { freshDatabase, testPool, type FreshDatabase } from '../support/postgres.js';
@@ -26,7 +27,7 @@ it('a card routed by replaced routes is not stored; by the current ones, or unch
   try {
     await migrate(pool);
     const routes = sharedRoutes(pool);
-    const cards = new PostgresCardStore(pool);
+    const cards = new PostgresCardStore(pool, await PostgresAuditStore.create(pool));
     expect(await routes.read()).toEqual({ routes: [], at: null });
     // No routes written yet: a card routed by "none" goes in.
     expect(await cards.insertCard(card('c_1'), null)).toMatchObject({ created: true });

@@ -10,7 +10,6 @@ import type { ChannelId } from '../../src/channels/config.js';
 import type { ChannelsConfig } from '../../src/channels/config.js';
 import { Channels } from '../../src/channels/service.js';
 import { sessionFacts } from '../../src/relay/access.js';
-import { auditCardEvents } from '../../src/relay/audit.js';
 import { CardAccess } from '../../src/relay/card-access.js';
 import { Relay } from '../../src/relay/relay.js';
 import { asyncChannels } from '../../src/store/channel-store.js';
@@ -58,7 +57,6 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
   const dataDir = options.dataDir ?? mkdtempSync(join(tmpdir(), 'askrelay-channel-'));
   const store = new SqliteStore(join(dataDir, 'askrelay.sqlite'));
   const relay = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000 } });
-  auditCardEvents(relay.events, store.audit);
   const access = new CardAccess(relay, sessionFacts(asyncSessions(store.sessions)), store.audit);
   const logs: string[] = [];
   let url = '';

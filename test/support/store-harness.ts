@@ -23,7 +23,7 @@ export interface StoreHarness<T> {
 
 export interface StoreMakers<T> {
   sqlite(store: SqliteStore): T;
-  postgres(pool: pg.Pool): T;
+  postgres(pool: pg.Pool): T | Promise<T>;
 }
 
 /** One harness maker per store kind, for `for (const [name, open] of Object.entries(…))`. */

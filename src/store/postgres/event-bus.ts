@@ -40,6 +40,12 @@ export interface EventBusOptions {
   resync?: () => void;
 }
 
+/** What NOTIFY carries for an event: the whole data when it fits, else its id (`ref`) for the receiver to load. */
+export function envelope(node: string, name: string, data: unknown, ref: string): string {
+  const whole = JSON.stringify({ node, name, data } satisfies Envelope);
+  return Buffer.byteLength(whole) <= MAX_INLINE_BYTES ? whole : JSON.stringify({ node, name, ref } satisfies Envelope);
+}
+
 export class PostgresEventBus {
   private listener?: pg.Client;
   private readonly handlers = new Set<(event: BusEvent) => void>();
@@ -76,9 +82,7 @@ export class PostgresEventBus {
 
   /** Tells the other nodes; `ref` is what `load` finds the data by if it is too big to travel. */
   async publish(name: string, data: unknown, ref: string): Promise<void> {
-    const whole = JSON.stringify({ node: this.options.node, name, data } satisfies Envelope);
-    const payload = Buffer.byteLength(whole) <= MAX_INLINE_BYTES ? whole : JSON.stringify({ node: this.options.node, name, ref } satisfies Envelope);
-    await this.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, payload]);
+    await this.pool.query('SELECT pg_notify($1, $2)', [CHANNEL, envelope(this.options.node, name, data, ref)]);
   }
 
   async stop(): Promise<void> {

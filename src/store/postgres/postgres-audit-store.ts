@@ -13,8 +13,9 @@ import type { AsyncAuditStore } from '../audit-store.js';
 // head row yet. Within a node, writes run one after the other in the order they were asked
 // for, so a node's entries keep their order.
 //
-// As in SQLite, `enqueue` collects the entries of one turn of the event loop and writes them
-// together right after it, in one transaction; reads (and `flush`) write what is queued first
+// A card's changes append their entries inside the change's own transaction (beginLocked,
+// then insert, from the card store). As in SQLite, `enqueue` collects the entries of one
+// turn of the event loop and writes them together right after it, in one transaction; reads (and `flush`) write what is queued first
 // and wait for this node's writes in flight. Unlike SQLite, a database can be away for a
 // while: a background write that fails puts its entries back in front of the queue, so the
 // next write (an enqueue, an append, a read, a flush) retries them in order and nothing is
@@ -166,20 +167,28 @@ export class PostgresAuditStore implements AsyncAuditStore {
     batch.forEach((q, i) => q.waiter?.resolve(entries[i]));
   }
 
+  /**
+   * Begins a transaction on `client` holding the append lock, and reads the head as it is
+   * under the lock: a card store's change then appends its entries with `insert` before it
+   * commits (src/store/postgres/postgres-card-store.ts). One round trip. READ COMMITTED: the
+   * head is read after the lock is held, so it is the one the last writer committed.
+   */
+  async beginLocked(client: pg.PoolClient): Promise<AuditHead | undefined> {
+    const results = (await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${AUDIT_LOCK}); SELECT seq, hash FROM audit_head WHERE one = 1`)) as unknown as pg.QueryResult<HeadRow>[];
+    return headOf(results[2].rows[0]);
+  }
+
   /** Runs `work` in a transaction holding the append lock, given the head as it is under the lock. */
   private locked<T>(work: (client: pg.PoolClient, head: AuditHead | undefined) => Promise<T>): Promise<T> {
     return this.withClient(async (client) => {
-      // One round trip. READ COMMITTED: the head is read after the lock is held, so it is
-      // the one the last writer committed.
-      const results = (await client.query(`BEGIN; SELECT pg_advisory_xact_lock(${AUDIT_LOCK}); SELECT seq, hash FROM audit_head WHERE one = 1`)) as unknown as pg.QueryResult<HeadRow>[];
-      const result = await work(client, headOf(results[2].rows[0]));
+      const result = await work(client, await this.beginLocked(client));
       await client.query('COMMIT');
       return result;
     });
   }
 
-  /** Seals `records` after `head` and stores them with the new head, in one statement. */
-  private async insert(client: pg.PoolClient, head: AuditHead | undefined, records: AuditRecord[]): Promise<AuditEntry[]> {
+  /** Seals `records` after `head` and stores them with the new head, in one statement (inside a transaction begun with beginLocked). */
+  async insert(client: pg.PoolClient, head: AuditHead | undefined, records: AuditRecord[]): Promise<AuditEntry[]> {
     const entries = sealAfter(head, records, this.key);
     const last = entries.at(-1);
     if (!last) return entries;

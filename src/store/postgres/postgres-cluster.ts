@@ -57,6 +57,7 @@ export async function postgresCluster(pool: pg.Pool, url: string, options: Postg
     kind: 'postgres',
     node,
     leaseMs,
+    announcesCards: true,
     claim: async (name) => {
       const lease = await leases.acquire(name, node, leaseMs);
       return { held: lease !== undefined, ...(lease?.previous ? { from: lease.previous } : {}) };

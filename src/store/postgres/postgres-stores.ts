@@ -52,7 +52,7 @@ export async function postgresStores(url: string, auditKey: Buffer, log?: (line:
 async function openStores(pool: pg.Pool, url: string, auditKey: Buffer, log: (line: string) => void): Promise<Stores> {
   try {
     const audit = await PostgresAuditStore.create(pool, { key: auditKey, onError: (err: Error) => log(`audit log: ${err.message}`) });
-    const cards = new PostgresCardStore(pool);
+    const cards = new PostgresCardStore(pool, audit);
     const sessions = new PostgresSessionStore(pool);
     // Events too big for NOTIFY travel as an id: the card or session is read back here.
     const load = (name: string, ref: string) => (name.startsWith('card.') ? cards.getCard(ref) : sessions.get(ref));
@@ -68,7 +68,11 @@ async function openStores(pool: pg.Pool, url: string, auditKey: Buffer, log: (li
       users: new PostgresUserStore(pool),
       routes: sharedRoutes(pool),
       ping: async () => void (await pool.query('SELECT 1')),
-      joinCluster: (node, leaseMs, clusterLog = log) => postgresCluster(pool, url, { node, leaseMs, load, log: clusterLog }),
+      joinCluster: (node, leaseMs, clusterLog = log) => {
+        // Each card change tells the other nodes in its own transaction (the bridge leaves cards to it).
+        cards.announceAs(node);
+        return postgresCluster(pool, url, { node, leaseMs, load, log: clusterLog });
+      },
       close: async () => {
         await audit.flush().catch(() => {});
         await pool.end();
