@@ -2,14 +2,16 @@ import type { Card } from '../cards/model.js';
 import type { Relay } from '../relay/relay.js';
 import { RESYNC, type Cluster } from './cluster.js';
 
-// The relay's events across nodes: what this node commits goes out to the others, in the
-// order it happened (one publish after the other; one that fails, the database being away,
-// is tried again before any later one), and what the others commit comes in as the relay's
-// own events, marked remote (relay.hear): streams, long polls, MCP calls, push and the chat
-// channels of every node see every change. After a lost connection the relay re-reads what
-// it may have missed. A change is acknowledged to its caller only once its event left (or
-// after CARRY_MS, the database being away): otherwise a node killed between its answer and
-// its publish leaves the others unaware of a change its client was told was made.
+// The relay's events across nodes. What the others commit comes in as the relay's own
+// events, marked remote (relay.hear): streams, long polls, MCP calls, push and the chat
+// channels of every node see every change; after a lost connection the relay re-reads what
+// it may have missed. What this node commits goes out: a card change from its own
+// transaction, where the store announces it (PostgreSQL: its NOTIFY commits with the change,
+// so a node killed right after a commit has told the others already); everything else
+// (sessions) from here, in the order it happened (one publish after the other; one that
+// fails, the database being away, is tried again before any later one). A change published
+// from here is acknowledged to its caller only once its event left (or after CARRY_MS, the
+// database being away).
 
 const RETRY_MS = { first: 100, max: 5000 };
 /** How long a change waits for its event to leave before it is acknowledged anyway (the database being away). */
