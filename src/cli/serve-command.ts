@@ -41,6 +41,8 @@ Usage: askrelay serve [--port N] [--host ADDR] [--data DIR] [--database URL] [--
 Environment: ASKRELAY_TOKEN (at least 24 characters; else one is made on first start and
 kept in <data>/token), ASKRELAY_AUDIT_KEY (the audit log's key, at least 24 characters; else
 <data>/audit.key, made on first start). The data folder is kept 0700 and its files 0600.
+One relay per data folder: a second one is refused; the folder is free again the moment its
+relay's process ends, however it ended (see docs/deploy.md, "Under a supervisor").
 Card waits: ASKRELAY_WAIT (default 8h)${engineWaits}.
 Chat channels (Telegram, Slack, Discord, Mattermost): ASKRELAY_<CHANNEL>_TOKEN and friends,
 or a JSON file (ASKRELAY_CHANNELS, default <data>/channels.json); see docs/channels.md.`;
