@@ -1,5 +1,5 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { watchedResponse } from '../../src/cli/mcp-bridge.js';
 import { CALL_KEY } from '../../src/mcp-call-key.js';
 import type { Outcome } from './history.js';
@@ -22,6 +22,9 @@ interface ToolResult {
 async function attempt(w: Workload, name: string, key: string, args: unknown, timeoutMs: number): Promise<ToolResult> {
   let cutOff!: (why: string) => void;
   const cut = new Promise<never>((_, reject) => (cutOff = (why) => reject(new Error(why))));
+  // The run ending stops the wait too (the SDK would wait for its timeout).
+  const onStop = () => cutOff('the run stopped');
+  w.stopped.addEventListener('abort', onStop, { once: true });
   const transport = new StreamableHTTPClientTransport(new URL('/mcp', w.url), {
     requestInit: { headers: { authorization: `Bearer ${w.token}` } },
     // A call's answer comes as an event stream; the SDK waits on for ever when that stream
@@ -39,6 +42,7 @@ async function attempt(w: Workload, name: string, key: string, args: unknown, ti
     const call = client.callTool({ name: 'ask_user', arguments: args as Record<string, unknown>, _meta: { [CALL_KEY]: key } }, undefined, { timeout: timeoutMs });
     return (await Promise.race([call, cut])) as ToolResult;
   } finally {
+    w.stopped.removeEventListener('abort', onStop);
     // Not terminateSession: a call left behind on a live node is to be re-attached, not ended.
     await client.close().catch(() => {});
   }
@@ -62,10 +66,17 @@ export async function mcpAgent(w: Workload, name: string): Promise<void> {
         ask.cardId = content.cardId;
         ask.got = { outcome: content.status, ...(content.status === 'answered' ? { labels: content.answers?.[0]?.selected ?? [] } : {}), at: Date.now() };
       } catch (err) {
-        w.recorder.error(name, `MCP tools/call ask_user: ${(err as Error).message}`, { cause: 'mcp' });
+        w.recorder.error(name, `MCP tools/call ask_user: ${briefly(err)}`, { cause: 'mcp' });
         await pause(Math.min(200 * 2 ** tries, 2_000), w.stopped);
       }
     }
     await pause(random.between([200, 1_500]), w.stopped);
   }
+}
+
+/** The SDK's error in a few words: an HTTP refusal by its status and JSON-RPC message. */
+function briefly(err: unknown): string {
+  if (!(err instanceof StreamableHTTPError)) return (err as Error).message;
+  const said = /"message":"([^"]*)"/.exec(err.message)?.[1];
+  return `HTTP ${err.code}${said ? ` ${said}` : ''}`;
 }

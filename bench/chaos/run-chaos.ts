@@ -82,9 +82,10 @@ export async function runChaos(options: ChaosOptions, { log = () => {}, signal }
     await overdue;
     recorder.history.endedAt = Date.now();
     log('reading the database and checking the audit log');
-    const final = await finalState(cluster, 15_000);
+    // Interrupted: no waiting for the last audit entries either.
+    const final = await finalState(cluster, signal?.aborted ? 0 : 15_000);
     const violations = checkRun(recorder.history, final, { leaseMs: options.leaseMs, healthyWithinMs: options.healthyWithinMs });
-    return { options, history: recorder.history, violations, problems, final };
+    return { options, history: recorder.history, violations, problems, final, ...(signal?.aborted ? { interrupted: true } : {}) };
   } finally {
     stop.abort();
     monitor.abort();

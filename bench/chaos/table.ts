@@ -12,6 +12,8 @@ export interface ChaosReport {
   violations: Violation[];
   /** What went wrong with the run itself (an agent that stopped): the run then failed, whatever it found. */
   problems: string[];
+  /** Stopped early (Ctrl+C): the waiters were cut short, so their violations say little. */
+  interrupted?: boolean;
   /** The database at the end, for CHAOS_TRACE (the table does not show it). */
   final?: FinalState;
 }
@@ -64,13 +66,14 @@ function commonErrors(history: History): [string, number][] {
   return [...counts].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0])).slice(0, 10);
 }
 
-export function renderReport({ options, history, violations, problems }: ChaosReport): string {
+export function renderReport({ options, history, violations, problems, interrupted }: ChaosReport): string {
   const { kinds, calm } = summarizeFaults(history);
   const label = FAULT_LABEL(options);
   const out: string[] = [];
   const minutes = ((history.endedAt - history.startedAt) / 60_000).toFixed(1);
   out.push(`askrelay chaos: ${options.nodes} nodes on one PostgreSQL behind HAProxy, ${minutes} min (seed ${options.seed}, lease ${options.leaseMs / 1000} s)`);
   out.push(`${new Date(history.startedAt).toISOString()} to ${new Date(history.endedAt).toISOString()}`);
+  if (interrupted) out.push('INTERRUPTED: the waiters were cut short, so "a waiter got neither its answer nor its expiry" is expected below');
   out.push('');
   out.push(columns([['operations', 'count'], ...OPERATIONS.map(([key, text]) => [`  ${text}`, String(history.counts[key] ?? 0)])]));
   out.push('');
