@@ -18,27 +18,39 @@ export interface Reply {
   at: number;
 }
 
-export function request(
-  base: string,
-  method: string,
-  path: string,
-  options: { token?: string; json?: unknown } = {},
-): Promise<Reply> {
+export interface RequestOptions {
+  token?: string;
+  json?: unknown;
+  headers?: Record<string, string>;
+  /** Another client's connections (the chaos suite's); default the shared `agent`. */
+  agent?: http.Agent;
+  /** Gives up (rejects) when the whole exchange takes longer. */
+  timeoutMs?: number;
+}
+
+export function request(base: string, method: string, path: string, options: RequestOptions = {}): Promise<Reply> {
   const body = options.json === undefined ? undefined : Buffer.from(JSON.stringify(options.json));
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...options.headers };
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (body) {
     headers['content-type'] = 'application/json';
     headers['content-length'] = String(body.length);
   }
   return new Promise((resolve, reject) => {
-    const req = http.request(new URL(path, base), { method, agent, headers }, (res) => {
+    const req = http.request(new URL(path, base), { method, agent: options.agent ?? agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), at: performance.now() }));
+      res.on('end', () => {
+        clearTimeout(timer);
+        resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8'), at: performance.now() });
+      });
       res.on('error', reject);
     });
-    req.on('error', reject);
+    const timer = options.timeoutMs === undefined ? undefined : setTimeout(() => req.destroy(new Error(`no reply within ${options.timeoutMs} ms`)), options.timeoutMs);
+    req.on('error', (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
     req.end(body);
   });
 }
@@ -55,6 +67,8 @@ export class SseClient {
   private buffer = '';
   private req?: http.ClientRequest;
   private listeners = new Set<(e: SseEvent) => void>();
+  private ends = new Set<(reason: string) => void>();
+  private ended = false;
 
   open(base: string, path: string, token: string): Promise<void> {
     return new Promise((resolve, reject) => {
@@ -80,13 +94,26 @@ export class SseClient {
               if (event) this.listeners.forEach((l) => l(event));
             }
           });
-          res.on('error', () => {});
+          res.on('end', () => this.end('the server ended the stream'));
+          res.on('error', (err) => this.end(err.message));
         },
       );
       this.req.on('error', (err) => {
         if (!this.closed) reject(err);
+        this.end(err.message);
       });
     });
+  }
+
+  /** Once, when an open stream ends or breaks (not after close()). */
+  onEnd(listener: (reason: string) => void): void {
+    this.ends.add(listener);
+  }
+
+  private end(reason: string): void {
+    if (this.ended || this.closed) return;
+    this.ended = true;
+    this.ends.forEach((l) => l(reason));
   }
 
   private closed = false;

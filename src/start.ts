@@ -1,5 +1,6 @@
 import { serve, type ServerType } from '@hono/node-server';
 import { createHash } from 'node:crypto';
+import type { Server } from 'node:http';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
 import { describeProviders, engineWaitSettings, runnerFactories, type ProviderInfo } from './sessions/providers.js';
 import { rememberSecret } from './cards/secrets.js';
@@ -16,6 +17,7 @@ import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
 import { RelayEvents } from './relay/events.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
+import { keepIdleConnections } from './server/keep-alive.js';
 import { mcpSettingsFromEnv } from './server/mcp/route.js';
 import { SessionManager } from './sessions/manager.js';
 import { existingAuditKey, loadOrCreateAuditKey, loadOrCreateToken, openDataFolder } from './store/data-folder.js';
@@ -199,6 +201,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
 
   const server = await new Promise<ServerType>((resolve, reject) => {
     const s = serve({ fetch: app.fetch, port: config.port, hostname: config.host }, () => resolve(s));
+    keepIdleConnections(s as Server);
     s.once('error', reject);
   }).catch(async (err: unknown) => {
     // The port is taken (or similar): let go of what was opened before saying so.

@@ -261,7 +261,7 @@ class Bridge {
 }
 
 /** The response with its body passed through, calling `ended` when the stream ends or breaks. */
-function watchedResponse(response: Response, ended: () => void): Response {
+export function watchedResponse(response: Response, ended: () => void): Response {
   const reader = response.body!.getReader();
   const body = new ReadableStream<Uint8Array>({
     async pull(controller) {

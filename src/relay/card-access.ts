@@ -1,13 +1,17 @@
 import { waitedFor } from '../cards/answer.js';
 import type { Answer, Card, CardDraft } from '../cards/model.js';
 import { parseReply, type ReplyOptions } from '../cards/reply-parser.js';
-import { RelayError } from '../errors.js';
+import { RelayError, storeUnavailable } from '../errors.js';
 import type { AuditWriter } from '../store/audit-store.js';
 import type { CardFilter } from '../store/store.js';
 import { answerRefusal, answeredBy, canSee, canSeeSession, notVisible, resolveFacts, type AccessFacts, type KnownFacts, type Principal } from './access.js';
 import { auditRefusal } from './audit.js';
 import { humanSees } from '../routing/match.js';
 import type { Relay, WaitOptions } from './relay.js';
+
+/** A long poll's permission read that met the database away is tried again after this, then twice as long, up to the max. */
+const READ_RETRY_MS = 100;
+const READ_RETRY_MAX_MS = 2000;
 
 interface LateOption {
   late?: boolean;
@@ -98,12 +102,47 @@ export class CardAccess {
    * answer then counted as delivered to the poller (`client`: which one, e.g. `askrelay ask`).
    */
   async wait(who: Principal, id: string, timeoutMs: number, options: WaitOptions & { client?: 'ask' } = {}): Promise<Card | undefined> {
-    await this.get(who, id);
-    const card = await this.relay.wait(id, timeoutMs, options);
+    const end = this.relay.now() + timeoutMs;
+    if (!(await this.readableBy(who, id, end, options.signal))) return undefined;
+    const card = await this.relay.wait(id, Math.max(0, end - this.relay.now()), options);
     // A poller that does not wait for late answers does not take one it happens to see.
     const takes = card && (options.late ? waitedFor(card, true) : card.status === 'answered' || card.status === 'skipped');
     if (!card || !takes) return card;
     return this.relay.handOver(card, options.client ?? 'long-poll');
+  }
+
+  /**
+   * Whether `who` may see the card, for a poll that keeps waiting while the database is away
+   * (docs/api.md): a read that meets it away (a connection PostgreSQL terminated, a restart)
+   * is tried again until it passes or the poll's time is up (false), rather than ending the
+   * poll with 503 at once. A refusal (404) still ends it.
+   */
+  private async readableBy(who: Principal, id: string, end: number, signal?: AbortSignal): Promise<boolean> {
+    for (let pause = READ_RETRY_MS; ; pause = Math.min(pause * 2, READ_RETRY_MAX_MS)) {
+      try {
+        await this.get(who, id);
+        return true;
+      } catch (err) {
+        if (!storeUnavailable(err)) throw err;
+      }
+      const left = end - this.relay.now();
+      if (left <= 0 || signal?.aborted) return false;
+      await this.pause(Math.min(pause, left), signal);
+    }
+  }
+
+  /** `ms` on the relay's clock, cut short when the poller goes away. */
+  private pause(ms: number, signal?: AbortSignal): Promise<void> {
+    const { clock } = this.relay;
+    return new Promise((resolve) => {
+      const done = () => {
+        clock.clearTimer(timer);
+        signal?.removeEventListener('abort', done);
+        resolve();
+      };
+      const timer = clock.setTimer(done, ms);
+      signal?.addEventListener('abort', done, { once: true });
+    });
   }
 
   /** The card, with the facts it was judged on; refused (404, audited) when `who` may not see it. */

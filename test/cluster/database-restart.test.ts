@@ -72,3 +72,25 @@ it('requests fail with a clear 503 while the database is away, and everything re
   const verify = (await (await b.api('/api/audit/verify')).json()) as { ok: boolean };
   expect(verify.ok).toBe(true);
 });
+
+it('a long poll that begins while the database is away keeps waiting, and gets the answer given meanwhile on another node', async () => {
+  const card = (await (await a.api('/api/cards', { method: 'POST', json: ask })).json()) as Card;
+  await a.push.idle();
+  // Counts A's reads of the card: the poll's permission read, tried again while the database is away.
+  const read = a.relay.get.bind(a.relay);
+  let reads = 0;
+  a.relay.get = (id: string) => (reads++, read(id));
+  await proxy.down();
+  const poll = a.api(`/api/cards/${card.id}/wait?timeout=30`);
+  let settled: Response | undefined;
+  void poll.then((res) => (settled = res));
+  await waitUntil(() => {
+    if (settled) throw new Error(`the poll ended at once with ${settled.status}`);
+    return reads >= 2;
+  }, 'the poll to read the card again');
+  expect((await b.api(`/api/cards/${card.id}/answer`, { method: 'POST', json: yes })).status).toBe(200);
+  await proxy.up();
+  const released = await poll;
+  expect(released.status).toBe(200);
+  expect(((await released.json()) as Card).status).toBe('answered');
+});
