@@ -187,19 +187,31 @@ export class PostgresAuditStore implements AsyncAuditStore {
     });
   }
 
-  /** Seals `records` after `head` and stores them with the new head, in one statement (inside a transaction begun with beginLocked). */
-  async insert(client: pg.PoolClient, head: AuditHead | undefined, records: AuditRecord[]): Promise<AuditEntry[]> {
+  /**
+   * Seals `records` after `head` and stores them with the new head, in one statement (inside
+   * a transaction begun with beginLocked); the same statement sends `notices` on `channel`
+   * (a card change's events, which the other nodes then hear at its commit).
+   */
+  async insert(client: pg.PoolClient, head: AuditHead | undefined, records: AuditRecord[], notify?: { channel: string; notices: string[] }): Promise<AuditEntry[]> {
     const entries = sealAfter(head, records, this.key);
     const last = entries.at(-1);
-    if (!last) return entries;
+    const notices = notify?.notices ?? [];
+    if (!last && !notices.length) return entries;
+    // The channel and the payloads are parameters `at` and `at + 1`.
+    const send = (at: number) => `SELECT pg_notify($${at}, payload) FROM unnest($${at + 1}::text[]) AS payload`;
     await client.query(
-      `WITH written AS (
-         INSERT INTO audit (seq, data, prev_hash, hash)
-         SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
-       )
-       INSERT INTO audit_head (one, seq, hash) VALUES (1, $5, $6)
-       ON CONFLICT (one) DO UPDATE SET seq = excluded.seq, hash = excluded.hash`,
-      [entries.map((e) => e.seq), entries.map((e) => JSON.stringify(e)), entries.map((e) => e.prevHash), entries.map((e) => e.hash), last.seq, last.hash],
+      last
+        ? `WITH written AS (
+             INSERT INTO audit (seq, data, prev_hash, hash)
+             SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::text[])
+           ), moved AS (
+             INSERT INTO audit_head (one, seq, hash) VALUES (1, $5, $6)
+             ON CONFLICT (one) DO UPDATE SET seq = excluded.seq, hash = excluded.hash
+           ) ${send(7)}`
+        : send(1),
+      last
+        ? [entries.map((e) => e.seq), entries.map((e) => JSON.stringify(e)), entries.map((e) => e.prevHash), entries.map((e) => e.hash), last.seq, last.hash, notify?.channel ?? '', notices]
+        : [notify!.channel, notices],
     );
     return entries;
   }

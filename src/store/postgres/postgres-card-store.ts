@@ -54,9 +54,8 @@ export class PostgresCardStore implements AsyncCardStore {
       const head = audited ? await this.audit.beginLocked(client) : (await client.query('BEGIN'), undefined);
       const { result, changes } = await work(client);
       const records = changes.map(([change, card]) => cardAuditRecord(change, card)).filter((r) => r !== undefined);
-      if (records.length) await this.audit.insert(client, head, records);
-      const notices = this.notices(changes);
-      if (notices.length) await client.query('SELECT pg_notify($1, payload) FROM unnest($2::text[]) AS payload', [CHANNEL, notices]);
+      // The entries and the events in one statement, then the commit.
+      await this.audit.insert(client, head, records, { channel: CHANNEL, notices: this.notices(changes) });
       await client.query('COMMIT');
       return result;
     });
