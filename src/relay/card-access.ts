@@ -6,6 +6,7 @@ import type { AuditWriter } from '../store/audit-store.js';
 import type { CardFilter } from '../store/store.js';
 import { answerRefusal, answeredBy, canSee, canSeeSession, notVisible, resolveFacts, type AccessFacts, type KnownFacts, type Principal } from './access.js';
 import { auditRefusal } from './audit.js';
+import { pause } from './clock.js';
 import { humanSees } from '../routing/match.js';
 import type { Relay, WaitOptions } from './relay.js';
 
@@ -118,7 +119,7 @@ export class CardAccess {
    * poll with 503 at once. A refusal (404) still ends it.
    */
   private async readableBy(who: Principal, id: string, end: number, signal?: AbortSignal): Promise<boolean> {
-    for (let pause = READ_RETRY_MS; ; pause = Math.min(pause * 2, READ_RETRY_MAX_MS)) {
+    for (let wait = READ_RETRY_MS; ; wait = Math.min(wait * 2, READ_RETRY_MAX_MS)) {
       try {
         await this.get(who, id);
         return true;
@@ -127,22 +128,8 @@ export class CardAccess {
       }
       const left = end - this.relay.now();
       if (left <= 0 || signal?.aborted) return false;
-      await this.pause(Math.min(pause, left), signal);
+      await pause(this.relay.clock, Math.min(wait, left), signal);
     }
-  }
-
-  /** `ms` on the relay's clock, cut short when the poller goes away. */
-  private pause(ms: number, signal?: AbortSignal): Promise<void> {
-    const { clock } = this.relay;
-    return new Promise((resolve) => {
-      const done = () => {
-        clock.clearTimer(timer);
-        signal?.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = clock.setTimer(done, ms);
-      signal?.addEventListener('abort', done, { once: true });
-    });
   }
 
   /** The card, with the facts it was judged on; refused (404, audited) when `who` may not see it. */

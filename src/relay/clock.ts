@@ -18,6 +18,19 @@ export const systemClock: Clock = {
   clearTimer: (handle) => clearTimeout(handle as NodeJS.Timeout),
 };
 
+/** Resolves after `ms` on `clock`, or at once when `signal` aborts (a poller gone, a service stopping). */
+export function pause(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      clock.clearTimer(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const timer = clock.setTimer(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
 /**
  * The system clock read `ms` ahead (ASKRELAY_TEST_CLOCK_OFFSET): a test that restarts a real
  * `askrelay serve` sees deadlines pass while it was down without waiting for them. Timers keep

@@ -42,6 +42,7 @@ export interface SqliteOptions {
 export class SqliteStore implements CardStore {
   private readonly db: Database.Database;
   private readonly stmt: ReturnType<SqliteStore['statements']>;
+  private readonly changeTx: Database.Transaction<(work: () => { result: unknown; changes: [CardChange, Card][] }) => unknown>;
   readonly sessions: SessionStore;
   readonly calls: CallStore;
   readonly audit: AuditStore;
@@ -78,6 +79,11 @@ export class SqliteStore implements CardStore {
       };
     });
     this.db = db;
+    this.changeTx = db.transaction((work: () => { result: unknown; changes: [CardChange, Card][] }) => {
+      const { result, changes } = work();
+      this.audit.appendWithin(changes.map(([change, card]) => cardAuditRecord(change, card)).filter((r) => r !== undefined));
+      return result;
+    });
     ({ stmt: this.stmt, sessions: this.sessions, calls: this.calls, audit: this.audit, push: this.push, channels: this.channels, logins: this.logins, users: this.users } = prepared);
   }
 
@@ -102,15 +108,13 @@ export class SqliteStore implements CardStore {
     };
   }
 
-  /** Runs `work` in one IMMEDIATE transaction (the write lock taken before any read, so the read-check-write is atomic against other processes too), with the audit entries of the changes it returns. */
+  /**
+   * Runs `work` in one IMMEDIATE transaction (the write lock taken before any read, so the
+   * read-check-write is atomic against other processes too), with the audit entries of the
+   * changes it returns. The transaction function is made once: this is every change's path.
+   */
   private change<T>(work: () => { result: T; changes: [CardChange, Card][] }): T {
-    return this.db
-      .transaction((): T => {
-        const { result, changes } = work();
-        this.audit.appendWithin(changes.map(([change, card]) => cardAuditRecord(change, card)).filter((r) => r !== undefined));
-        return result;
-      })
-      .immediate();
+    return this.changeTx.immediate(work) as T;
   }
 
   /** The routes live beside this one file, never replaced behind its back: `routesAt` needs no check. */

@@ -4,6 +4,7 @@ import type { ChannelContext, ChannelInbox, InboundOutcome } from '../channel.js
 import { clip } from '../../cards/text.js';
 import { ChannelSendError } from '../channel.js';
 import { answerSummary } from '../card-text.js';
+import { pause } from '../../relay/clock.js';
 import { call, messageKey } from './client.js';
 import { decodeCallback, MESSAGE_CHARS, otherPromptOf, TOAST_CHARS } from './message.js';
 
@@ -54,7 +55,7 @@ export class TelegramUpdates {
         this.failures = 0;
       } catch (err) {
         if (signal.aborted) return;
-        await this.pause(err);
+        await this.backOff(err);
         continue;
       }
       for (const update of updates) {
@@ -72,20 +73,12 @@ export class TelegramUpdates {
   }
 
   /** Waits before the next poll: what a rate limit asks, else a doubling back-off. */
-  private pause(err: unknown): Promise<void> {
+  private backOff(err: unknown): Promise<void> {
     this.failures++;
     const limited = err instanceof ChannelSendError && err.kind === 'rate_limited';
     const wait = limited ? (err.retryAfterMs ?? 1000) : Math.min(1000 * 2 ** (this.failures - 1), MAX_BACKOFF_MS);
     if ((this.failures & (this.failures - 1)) === 0) this.context.log(`getUpdates failed (${(err as Error).message}); polling again in ${Math.ceil(wait / 1000)} s`);
-    return new Promise((resolve) => {
-      const done = () => {
-        this.context.clock.clearTimer(timer);
-        this.stopper.signal.removeEventListener('abort', done);
-        resolve();
-      };
-      const timer = this.context.clock.setTimer(done, wait);
-      this.stopper.signal.addEventListener('abort', done);
-    });
+    return pause(this.context.clock, wait, this.stopper.signal);
   }
 
   private async handle(update: Update): Promise<void> {

@@ -15,11 +15,12 @@ import type { AsyncAuditStore } from '../audit-store.js';
 //
 // A card's changes append their entries inside the change's own transaction (beginLocked,
 // then insert, from the card store). As in SQLite, `enqueue` collects the entries of one
-// turn of the event loop and writes them together right after it, in one transaction; reads (and `flush`) write what is queued first
-// and wait for this node's writes in flight. Unlike SQLite, a database can be away for a
-// while: a background write that fails puts its entries back in front of the queue, so the
-// next write (an enqueue, an append, a read, a flush) retries them in order and nothing is
-// lost; an append that fails rejects, and its caller decides.
+// turn of the event loop and writes them together right after it, in one transaction;
+// reads (and `flush`) write what is queued first and wait for this node's writes in flight.
+// Unlike SQLite, a database can be away for a while: a background write that fails puts its
+// entries back in front of the queue, so the next write (an enqueue, an append, a read, a
+// flush) retries them in order and nothing is lost; an append that fails rejects, and its
+// caller decides.
 
 /** An arbitrary constant: the advisory lock every node takes to append (1 is the migrations'). */
 const AUDIT_LOCK = 7_070_003;
