@@ -1,5 +1,5 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { chownSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -25,9 +25,9 @@ const factsFile = () => join(dir, LOCK_FILE);
 const HOLDER = join(import.meta.dirname, '../support/lock-holder.ts');
 
 /** Spawns `sh -c script`, where $HOLDER starts a process holding the lock; resolves with the holder's pid once it holds it. */
-async function holder(script = 'exec node --import tsx "$HOLDER" "$DIR"'): Promise<{ pid: number; sh: ChildProcess }> {
+async function holder(script = 'exec node --import tsx "$HOLDER" "$DIR"', as?: number): Promise<{ pid: number; sh: ChildProcess }> {
   const [cmd, args] = diesWithTest('/bin/sh', ['-c', script]);
-  const sh = spawn(cmd, args, { env: { ...process.env, HOLDER, DIR: dir }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const sh = spawn(cmd, args, { env: { ...process.env, HOLDER, DIR: dir }, stdio: ['ignore', 'pipe', 'inherit'], ...(as === undefined ? {} : { uid: as, gid: as }) });
   children.push(sh);
   let out = '';
   sh.stdout!.on('data', (d: Buffer) => (out += d.toString()));
@@ -137,6 +137,32 @@ describe('the data folder lock', () => {
     rmSync(factsFile());
     expect(() => lockDataFolder(dir)).toThrow(`Another askrelay is running on the data folder ${dir}; stop it first, or give this one another --data.`);
     expect(folderLockState(dir)).toEqual({ state: 'held' });
+  });
+
+  it('held by a relay running as a user who is not root: refused for root too, free once it is killed', async () => {
+    const NOBODY = 65534;
+    chownSync(dir, NOBODY, NOBODY);
+    const { pid, sh } = await holder(undefined, NOBODY);
+    expect(statSync(join(dir, LOCK_DB_FILE)).uid).toBe(NOBODY);
+    expect(() => lockDataFolder(dir)).toThrow(`Another askrelay (pid ${pid}, started `);
+    const exited = new Promise((r) => sh.once('exit', r));
+    process.kill(pid, 'SIGKILL');
+    await exited;
+    lockDataFolder(dir).release();
+  });
+
+  it('a folder on a read-only mount cannot be locked: the start goes on with a notice, and the probe says so', () => {
+    lockDataFolder(dir).release(); // an earlier relay left its lock database
+    execFileSync('mount', ['--bind', dir, dir]);
+    try {
+      execFileSync('mount', ['-o', 'remount,ro,bind', dir]);
+      const lock = lockDataFolder(dir);
+      expect(lock.notice).toBe(`The data folder ${dir} could not be locked (EROFS: read-only file system, access '${join(dir, LOCK_DB_FILE)}'): nothing keeps a second relay off it while this one runs.`);
+      lock.release();
+      expect(folderLockState(dir)).toEqual({ state: 'unlockable', reason: `EROFS: read-only file system, access '${join(dir, LOCK_DB_FILE)}'` });
+    } finally {
+      execFileSync('umount', [dir]);
+    }
   });
 
   it('a folder that has never held a relay: free, and the probe makes no file', () => {
