@@ -101,7 +101,7 @@ describe('three relay nodes on one database are one relay', { timeout: 120_000 }
           expect(seen, `node ${s.node}'s stream for ${id}`).toEqual(['card.created:pending', `card.updated:${expected.get(id)}`]);
         }
       }
-      // Node 0 announced its cards in the order it created them; the other nodes pass them on in that order.
+      // Node 0's streams show its cards in the order they committed, the order the other nodes hear them in (commit-order.ts).
       const createdOrder = (s: CardWatch) => ours(s).filter((h) => h.event === 'card.created').map((h) => h.card.id);
       expect(createdOrder(streams[1])).toEqual(createdOrder(streams[0]));
       expect(createdOrder(streams[2])).toEqual(createdOrder(streams[0]));

@@ -129,6 +129,60 @@ for (const [name, open] of Object.entries(STORES)) {
           await listener.end();
         }
       });
+
+      it('two changes that commit one after the other return in that order, the order the other nodes hear them, even when the first is answered late', async () => {
+        if (h.backend.kind !== 'postgres') throw new Error('postgres only');
+        const pool = h.backend.pool;
+        const listener = new pg.Client({ connectionString: (pool as unknown as { options: { connectionString: string } }).options.connectionString });
+        await listener.connect();
+        const heard: string[] = [];
+        let secondHeard!: () => void;
+        const secondCommitted = new Promise<void>((resolve) => (secondHeard = resolve));
+        listener.on('notification', (m) => {
+          if (m.channel !== CHANNEL) return;
+          heard.push((JSON.parse(m.payload!) as { data: Card }).data.id);
+          if (heard.length === 2) secondHeard();
+        });
+        // The first connection the store checks out commits, then its answer is held back until
+        // the second change committed: as when the server wakes the next lock holder before it
+        // answers (what a loaded machine shows now and then).
+        let firstInserting!: () => void;
+        const inserting = new Promise<void>((resolve) => (firstInserting = resolve));
+        let checkouts = 0;
+        const slowFirst = {
+          query: pool.query.bind(pool),
+          connect: async () => {
+            const client = await pool.connect();
+            if (checkouts++ > 0) return client;
+            const query = client.query.bind(client) as (sql: string, values?: unknown[]) => Promise<unknown>;
+            Object.assign(client, {
+              query: async (sql: string, values?: unknown[]) => {
+                if (sql.startsWith('INSERT INTO cards')) firstInserting();
+                const result = await query(sql, values);
+                if (sql !== 'COMMIT') return result;
+                await secondCommitted;
+                delete (client as { query?: unknown }).query;
+                return result;
+              },
+            });
+            return client;
+          },
+        } as unknown as pg.Pool;
+        const cards = new PostgresCardStore(slowFirst, h.store.audit as PostgresAuditStore);
+        cards.announceAs('node-a');
+        try {
+          await listener.query(`LISTEN ${CHANNEL}`);
+          const returned: string[] = [];
+          const first = cards.insertCard(card('c_first')).then(() => returned.push('c_first'));
+          await inserting;
+          const second = cards.insertCard(card('c_second')).then(() => returned.push('c_second'));
+          await Promise.all([first, second]);
+          expect(heard).toEqual(['c_first', 'c_second']);
+          expect(returned).toEqual(heard);
+        } finally {
+          await listener.end();
+        }
+      });
     }
   });
 }

@@ -2,6 +2,7 @@ import type pg from 'pg';
 import type { Card } from '../../cards/model.js';
 import { cardAuditRecord, type CardChange } from '../card-audit.js';
 import { closed, pendingRead, type AmendKind, type AsyncCardStore, type CardClose, type CardFilter, type CloseResult, type InsertResult, type PendingDeadline } from '../store.js';
+import { CommitOrder, type Turn } from './commit-order.js';
 import { CHANNEL, envelope } from './event-bus.js';
 import type { PostgresAuditStore } from './postgres-audit-store.js';
 import { withClient } from './transaction.js';
@@ -28,6 +29,7 @@ type Changed = [CardChange, Card];
 export class PostgresCardStore implements AsyncCardStore {
   /** This node's name in the events it sends; none until it joins the other nodes (announceAs). */
   private node?: string;
+  private readonly order = new CommitOrder();
 
   constructor(
     private readonly pool: pg.Pool,
@@ -49,16 +51,23 @@ export class PostgresCardStore implements AsyncCardStore {
    * Runs `work` in one transaction; the changes it made are recorded and announced before
    * it commits. `audited`: the work's changes have entries, so the append lock is taken first.
    */
-  private change<T>(audited: boolean, work: (client: pg.PoolClient) => Promise<{ result: T; changes: Changed[] }>): Promise<T> {
-    return withClient(this.pool, async (client) => {
-      const head = audited ? await this.audit.beginLocked(client) : (await client.query('BEGIN'), undefined);
-      const { result, changes } = await work(client);
-      const records = changes.map(([change, card]) => cardAuditRecord(change, card)).filter((r) => r !== undefined);
-      // The entries and the events in one statement, then the commit.
-      await this.audit.insert(client, head, records, { channel: CHANNEL, notices: this.notices(changes) });
-      await client.query('COMMIT');
-      return result;
-    });
+  private async change<T>(audited: boolean, work: (client: pg.PoolClient) => Promise<{ result: T; changes: Changed[] }>): Promise<T> {
+    let turn: Turn | undefined;
+    try {
+      return await withClient(this.pool, async (client) => {
+        const head = audited ? await this.audit.beginLocked(client) : (await client.query('BEGIN'), undefined);
+        if (audited) turn = this.order.take();
+        const { result, changes } = await work(client);
+        const records = changes.map(([change, card]) => cardAuditRecord(change, card)).filter((r) => r !== undefined);
+        // The entries and the events in one statement, then the commit.
+        await this.audit.insert(client, head, records, { channel: CHANNEL, notices: this.notices(changes) });
+        await client.query('COMMIT');
+        return result;
+      });
+    } finally {
+      // Returned in commit order (commit-order.ts), so this node's streams show what the others hear.
+      await turn?.end();
+    }
   }
 
   async insertCard(card: Card, routesAt?: number | null): Promise<InsertResult> {
