@@ -17,6 +17,7 @@ import { loadOrCreateVapidKeys } from './push/vapid-keys.js';
 import { RelayEvents } from './relay/events.js';
 import { Relay } from './relay/relay.js';
 import { createApp } from './server/app.js';
+import { Revocations } from './server/revocations.js';
 import { keepIdleConnections } from './server/keep-alive.js';
 import { mcpSettingsFromEnv } from './server/mcp/route.js';
 import { SessionManager } from './sessions/manager.js';
@@ -175,6 +176,9 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     ...(clock ? { clock } : {}),
   });
   await sessions.recover();
+  // What a revoked credential holds open ends on every node (src/server/revocations.ts).
+  const revocations = new Revocations({ cluster, events: relay.events, log: ops.warn });
+  revocations.listen();
   const app = createApp({
     access,
     audit: store.audit,
@@ -195,6 +199,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     push: { publicKey: vapid.publicKey, subscriptions: store.push },
     channels: { webhooks: channels.routes(), status: () => channels.status() },
     maxConnections: config.maxConnections,
+    revocations,
     ops,
     metrics: { registry: metrics, ...(config.metricsToken ? { token: config.metricsToken } : {}) },
   });
@@ -205,6 +210,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
     s.once('error', reject);
   }).catch(async (err: unknown) => {
     // The port is taken (or similar): let go of what was opened before saying so.
+    revocations.stop();
     await nodes.stop();
     push.stop();
     await channels.stop();
@@ -228,6 +234,7 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   let closing: Promise<void> | undefined;
   const shutdown = async () => {
     ops.emit('relay.stopping');
+    revocations.stop();
     await nodes.stop();
     push.stop();
     await channels.stop();

@@ -20,6 +20,7 @@ import type { AskDialect } from '../cards/ask-dialect.js';
 import { pushRoutes, type PushRoutesOptions } from './push-routes.js';
 import { mcpRoute, type McpRouteOptions } from './mcp/route.js';
 import { ConnectionLimit } from './connection-limit.js';
+import { Revocations } from './revocations.js';
 import { sessionRoutes } from './session-routes.js';
 import { webPage } from './web-page.js';
 import type { Cluster } from '../cluster/cluster.js';
@@ -60,6 +61,8 @@ export interface AppOptions {
   mcp?: Omit<McpRouteOptions, 'calls'>;
   /** Long-lived connections one caller may hold (ASKRELAY_MAX_CONNECTIONS; default 1000). */
   maxConnections?: number;
+  /** Credentials taken back end what they hold open, on every node (the composition root's listens to the others); default: this node's alone. */
+  revocations?: Revocations;
   /** The ask tools to serve over MCP, by path (the composition root passes every provider's). */
   mcpDialects?: Record<string, AskDialect>;
   /** Web Push (key and subscriptions); without it the /api/push routes are absent. */
@@ -80,7 +83,7 @@ export interface AppOptions {
   channels?: { webhooks: Hono; status(): Promise<unknown[]> };
 }
 
-export function createApp({ access, audit, sessions, providers = [], token, calls, logins, users, router, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, cluster, load, ping, recoverMcpCalls, ops, metrics }: AppOptions) {
+export function createApp({ access, audit, sessions, providers = [], token, calls, logins, users, router, publicUrl, mcp, mcpDialects = {}, push, channels, maxConnections, revocations = new Revocations(), cluster, load, ping, recoverMcpCalls, ops, metrics }: AppOptions) {
   const { relay } = access;
   const tokens = {
     operator: token,
@@ -120,16 +123,16 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   app.get('/api/openapi.json', (c) => c.json((openApi ??= openApiDocument(apiRoutes({ startSession: sessions.startSchema }), { version: VERSION, named: NAMED_SCHEMAS }))));
   app.post('/api/login', (c) => login(c, tokens, cookie));
   if (metrics) app.get('/metrics', metricsRoute(metrics, token));
-  app.post('/api/logout', (c) => logout(c, tokens, cookie));
+  app.post('/api/logout', (c) => logout(c, tokens, cookie, revocations));
   // Chat platforms cannot send the relay's token: each webhook checks its platform's signature instead.
   if (channels) app.route('/channels', channels.webhooks);
-  app.use('/api/*', requireToken(tokens));
+  app.use('/api/*', requireToken(tokens, revocations));
   // Before the routes they guard: a refused stream or long poll never starts.
   // Several nodes: the client's next request may reach another node, which cannot see what
   // this one still has queued for the audit log; a request is answered once its entries
   // (a change's, a refusal's) are in the shared log. SQLite keeps batching them per turn.
   if (cluster?.kind === 'postgres') app.use('/api/*', auditWrittenFirst(audit));
-  const connections = new ConnectionLimit(maxConnections);
+  const connections = new ConnectionLimit(maxConnections, revocations);
   app.use('/api/events', connections.middleware());
   app.use('/api/cards/:id/wait', connections.middleware());
   if (load) app.use('/api/cards/:id/wait', countWaits(load));
@@ -138,7 +141,7 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   app.get('/api/providers', (c) => c.json({ providers }));
   // Who the request is signed in as: the page shows it.
   app.get('/api/me', (c) => c.json(whoOf((c as unknown as Context<AuthEnv>).get('principal'))));
-  if (users) app.route('/api/users', userRoutes(users, logins, push?.subscriptions));
+  if (users) app.route('/api/users', userRoutes(users, logins, revocations, push?.subscriptions));
   if (router) app.route('/api/routes', routingRoutes(router));
   app.route('/api/audit', auditRoutes(audit));
   if (cluster) app.route('/api/nodes', nodeRoutes(cluster, () => holdsOf(sessions, load)));
@@ -146,8 +149,8 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   if (channels) app.get('/api/channels', humanOnly, async (c) => c.json({ channels: await channels.status() }));
   app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data), load));
   const mcpOptions = mcp ?? {};
-  app.use('/mcp', requireToken(tokens));
-  app.use('/mcp/*', requireToken(tokens));
+  app.use('/mcp', requireToken(tokens, revocations));
+  app.use('/mcp/*', requireToken(tokens, revocations));
   for (const [path, dialect] of Object.entries(mcpDialects)) {
     app.all(path, mcpRoute(access, dialect, { ...mcpOptions, calls, connections, ...(load ? { load } : {}), ...(recoverMcpCalls === false ? { recoverOrphans: false } : {}), ...(sessions.toolbox ? { toolbox: sessions.toolbox } : {}) }));
   }

@@ -7,6 +7,7 @@ import { CHANNEL_IDS } from '../channels/config.js';
 import { HUMAN_OPERATOR, type Principal } from '../relay/access.js';
 import type { AsyncLoginStore } from '../store/login-store.js';
 import { readJson } from './http.js';
+import { revocationKey, type Credential, type Revocations } from './revocations.js';
 
 // The operator's token is the human. Scripts send it as a bearer token; the web page,
 // whose EventSource cannot send headers, presents it once to /api/login and then holds a
@@ -47,23 +48,26 @@ export interface Tokens {
 
 const bearerOf = (c: Context) => /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim() || undefined;
 
-/** Who sent an authorized request, or undefined when it is not authorized. */
-export async function principalOf(c: Context, tokens: Tokens): Promise<Principal | undefined> {
+/** Who sent the request (undefined: it is not authorized), and what revoking its credential names (src/server/revocations.ts). */
+async function signIn(c: Context, tokens: Tokens): Promise<{ principal: Principal; keys: string[] } | undefined> {
   const bearer = bearerOf(c);
   if (bearer) {
     const named = c.req.header(SURFACE_HEADER)?.trim().toLowerCase() ?? '';
     // A chat channel's name is the chat's alone: a restricted card routed to a chat shows to whoever acts there.
     const surface = SURFACE_NAME.test(named) && named !== COOKIE_SURFACE && !(CHANNEL_IDS as readonly string[]).includes(named) ? named : 'api';
-    if (tokens.operator && equal(bearer, tokens.operator)) return HUMAN_OPERATOR(surface);
+    // The relay token is revoked only by a restart with another one.
+    if (tokens.operator && equal(bearer, tokens.operator)) return { principal: HUMAN_OPERATOR(surface), keys: [] };
     const person = await tokens.person?.(bearer);
-    if (person) return { kind: 'human', id: person, surface };
+    if (person) return { principal: { kind: 'human', id: person, surface }, keys: [revocationKey.person(person)] };
     const sessionId = await tokens.agentSession(bearer);
-    return sessionId ? { kind: 'agent', id: sessionId, sessionId, surface } : undefined;
+    return sessionId ? { principal: { kind: 'agent', id: sessionId, sessionId, surface }, keys: [revocationKey.session(sessionId)] } : undefined;
   }
   const cookie = getCookie(c, COOKIE);
   const login = cookie === undefined ? undefined : await loggedIn(tokens, cookie);
   if (!login) return undefined;
-  return login.who ? { kind: 'human', id: login.who, surface: COOKIE_SURFACE } : HUMAN_OPERATOR(COOKIE_SURFACE);
+  const keys = [revocationKey.login(loginKey(tokens.operator, cookie!))];
+  if (login.who) return { principal: { kind: 'human', id: login.who, surface: COOKIE_SURFACE }, keys: [...keys, revocationKey.person(login.who)] };
+  return { principal: HUMAN_OPERATOR(COOKIE_SURFACE), keys };
 }
 
 /** The page's login the cookie names, while it is valid: the operator's, or a person's (`who`). */
@@ -73,13 +77,24 @@ async function loggedIn(tokens: Tokens, id: string, now = Date.now()): Promise<{
   return login && now - login.createdAt < LOGIN_MAX_AGE_MS ? login : undefined;
 }
 
-export type AuthEnv = { Variables: { principal: Principal } };
+export type AuthEnv = { Variables: { principal: Principal; credential: Credential; revoked?: AbortSignal } };
 
-export function requireToken(tokens: Tokens): MiddlewareHandler<AuthEnv> {
+/** Signs every request in; `revocations`: what a long-lived one checks again if a revocation came in meanwhile. */
+export function requireToken(tokens: Tokens, revocations?: Pick<Revocations, 'heard'>): MiddlewareHandler<AuthEnv> {
   return async (c, next) => {
-    const principal = await principalOf(c, tokens);
-    if (!principal) throw new RelayError('unauthorized', 'Send the relay token as "Authorization: Bearer <token>".');
+    const heard = revocations?.heard ?? 0;
+    const signed = await signIn(c, tokens);
+    if (!signed) throw new RelayError('unauthorized', 'Send the relay token as "Authorization: Bearer <token>".');
+    const { principal, keys } = signed;
     c.set('principal', principal);
+    c.set('credential', {
+      keys,
+      heard,
+      stillValid: async () => {
+        const again = (await signIn(c, tokens))?.principal;
+        return again?.kind === principal.kind && again.id === principal.id;
+      },
+    });
     await next();
   };
 }
@@ -171,10 +186,17 @@ export async function login(c: Context, tokens: Tokens, options: CookieOptions) 
   return c.json({ ok: true });
 }
 
-/** Ends the login the cookie names (a copy of the cookie is refused from now on) and clears it. */
-export async function logout(c: Context, tokens: Tokens, options: CookieOptions) {
+/**
+ * Ends the login the cookie names (a copy of the cookie is refused from now on, and what it
+ * holds open ends, on every node) and clears it.
+ */
+export async function logout(c: Context, tokens: Tokens, options: CookieOptions, revocations?: Pick<Revocations, 'revoke'>) {
   const id = getCookie(c, COOKIE);
-  if (id !== undefined && tokens.operator && LOGIN_ID.test(id)) await tokens.logins.remove(loginKey(tokens.operator, id));
+  if (id !== undefined && tokens.operator && LOGIN_ID.test(id)) {
+    const key = loginKey(tokens.operator, id);
+    await tokens.logins.remove(key);
+    await revocations?.revoke([revocationKey.login(key)]);
+  }
   setCookie(c, COOKIE, '', { ...cookieAttributes(c, options), maxAge: 0 });
   return c.json({ ok: true });
 }

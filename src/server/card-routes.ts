@@ -90,7 +90,12 @@ export function cardRoutes(access: CardAccess) {
     const seconds = waitTimeout(c.req.query('timeout'));
     const query = WaitQuerySchema.omit({ timeout: true }).safeParse({ late: c.req.query('late'), client: c.req.query('client') });
     if (!query.success) throw new RelayError('invalid_request', 'late takes 1, true, 0 or false; client takes "ask".');
-    const card = await access.wait(c.get('principal'), id, seconds * 1000, { signal: c.req.raw.signal, ...query.data });
+    const revoked = c.get('revoked');
+    const signal = revoked ? AbortSignal.any([c.req.raw.signal, revoked]) : c.req.raw.signal;
+    const card = await access.wait(c.get('principal'), id, seconds * 1000, { signal, ...query.data });
+    // Revoked while it waited: what it waited for is no longer its to see. Checked again before
+    // a card goes out, since another node may not have heard of a revocation yet.
+    if (revoked?.aborted || (card && !(await c.get('credential').stillValid()))) throw new RelayError('unauthorized', 'Your access was revoked while you waited (the person was removed, the login ended or the session stopped).');
     return card ? c.json(card) : c.body(null, 204);
   });
 

@@ -40,6 +40,8 @@ export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: R
     });
     res.flushHeaders();
     const send = (text: string) => {
+      // Ended (reset, revoked) and not yet closed: nothing more goes out.
+      if (res.writableEnded) return;
       if (res.writableLength > MAX_BUFFERED_BYTES) res.destroy();
       else res.write(text);
     };
@@ -66,6 +68,8 @@ export function eventsRoute(events: RelayEvents, shows: (who: Principal, name: R
     if (load) load.streams += 1;
     // Events may have been missed (the node was cut off from the others): the client reconnects and reloads.
     const stopReset = events.onReset(() => res.end());
+    // Its credential was revoked: the client's reconnect is refused.
+    c.get('revoked')?.addEventListener('abort', () => res.end(), { once: true });
     res.on('close', () => {
       stopReset();
       if (load) load.streams -= 1;

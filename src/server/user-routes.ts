@@ -7,10 +7,12 @@ import { newPersonalToken, personalTokenHash, type AsyncUserStore } from '../sto
 import { CHANNEL_IDS } from '../channels/config.js';
 import { operatorOnly, type AuthEnv } from './auth.js';
 import { readJson } from './http.js';
+import { revocationKey, type Revocations } from './revocations.js';
 
 // The relay's people (docs/routing.md), for the operator only: GET lists them, POST makes one
 // and answers with its personal token, shown this once (only its hash is kept), DELETE removes
-// one (its token and its page logins stop working at once, on every node).
+// one (its token and its page logins stop working at once, and what they hold open ends, on
+// every node).
 
 /** Reserved: the operator, the routes' "everyone" and chat channels, and what principals of other kinds are called. */
 const RESERVED = new Set(['operator', 'everyone', 'relay', 'system', ...CHANNEL_IDS]);
@@ -28,7 +30,7 @@ export const NewLinkSchema = z.object({ link: LinkSchema }).strict();
 
 const shown = (u: { name: string; createdAt: number; links?: string[] }) => ({ name: u.name, createdAt: new Date(u.createdAt).toISOString(), links: u.links ?? [] });
 
-export function userRoutes(users: AsyncUserStore, logins: Pick<AsyncLoginStore, 'removeWho'>, push?: Pick<AsyncPushSubscriptionStore, 'removeWho'>) {
+export function userRoutes(users: AsyncUserStore, logins: Pick<AsyncLoginStore, 'removeWho'>, revocations: Pick<Revocations, 'revoke'>, push?: Pick<AsyncPushSubscriptionStore, 'removeWho'>) {
   const app = new Hono<AuthEnv>();
   app.use('*', operatorOnly);
 
@@ -63,6 +65,7 @@ export function userRoutes(users: AsyncUserStore, logins: Pick<AsyncLoginStore, 
     // everyone would otherwise still reach them).
     await logins.removeWho(name);
     await push?.removeWho(name);
+    await revocations.revoke([revocationKey.person(name)]);
     return c.json({ ok: true, name });
   });
 

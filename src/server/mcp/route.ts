@@ -88,7 +88,7 @@ export function mcpRoute(access: CardAccess, dialect: AskDialect, options: McpRo
     const longLived = (c.req.method === 'GET' && session.id !== undefined) || messages.some(isToolCall);
     if (!longLived || !options.connections) return undefined;
     try {
-      options.connections.hold(c.env?.outgoing, caller);
+      options.connections.hold(c.env?.outgoing, caller, c.get('credential'));
       return undefined;
     } catch (err) {
       if (!session.id && !session.closed) await session.server.close();
