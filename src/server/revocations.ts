@@ -45,6 +45,8 @@ export interface RevocationOptions {
   /** Where session.updated comes from (this node's and the others'). */
   events?: Pick<RelayEvents, 'subscribe'>;
   log?: (line: string) => void;
+  /** The first wait before announcing again (then twice, three times… as long); default 200 ms. */
+  retryMs?: number;
 }
 
 export class Revocations {
@@ -72,7 +74,7 @@ export class Revocations {
   /** Revokes `keys` here and on every other node; resolves once the others were told (or the tries ran out). */
   async revoke(keys: string[]): Promise<void> {
     this.end(keys);
-    const { cluster, log } = this.options;
+    const { cluster, log, retryMs = PUBLISH_RETRY_MS } = this.options;
     if (!cluster) return;
     for (let tries = 1; ; tries++) {
       try {
@@ -82,7 +84,7 @@ export class Revocations {
           // The others check every open credential again once their connection to the database is back.
           return log?.(`could not tell the other nodes that ${keys.join(', ')} was revoked (${(err as Error).message})`);
         }
-        await pause(systemClock, PUBLISH_RETRY_MS * tries);
+        await pause(systemClock, retryMs * tries);
       }
     }
   }
