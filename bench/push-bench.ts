@@ -6,6 +6,7 @@ import { createECDH, randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { MAX_SUBSCRIPTIONS_PER_PRINCIPAL } from '../src/push/push-config.js';
 import { Child, SseClient, request, stats, type Stats } from './client.js';
 
 type Sample = { sse: number; createPost: number; release: number; answerPost: number; control: number };
@@ -51,7 +52,8 @@ function browserSubscription(endpoint: string) {
 export async function pushLatencies(cycle: Cycle, options: PushOptions): Promise<PushRun> {
   const { iterations: ITER, warmup: WARMUP, subscriptions: PUSH_SUBS, rounds: PUSH_ROUNDS, execArgv: PROFILE } = options;
   const dir = mkdtempSync(join(tmpdir(), 'askrelay-bench-push-'));
-  const child = await Child.start(['relay', dir], PROFILE);
+  // The push sinks listen on loopback: a relay takes such endpoints only with this setting.
+  const child = await Child.start(['relay', dir], PROFILE, { BENCH_RELAY_ENV: JSON.stringify({ ASKRELAY_PUSH_ALLOW_PRIVATE: '1' }) });
   const bare = await Child.start(['bare']);
   const sinks = { hang: await Child.start(['pushsink', 'hang']), fail: await Child.start(['pushsink', 'fail']) };
   const sse = new SseClient();
@@ -61,11 +63,20 @@ export async function pushLatencies(cycle: Cycle, options: PushOptions): Promise
     const once = () => cycle(child, bare, sse, `push bench ${serial++}`);
     for (let i = 0; i < WARMUP; i++) await once();
 
+    // One token holds at most MAX_SUBSCRIPTIONS_PER_PRINCIPAL subscriptions: the rest are
+    // people's, whose browsers get every card of no route too (docs/routing.md).
+    const holders = [child.token];
+    for (let i = 1; i < Math.ceil(PUSH_SUBS / MAX_SUBSCRIPTIONS_PER_PRINCIPAL); i++) {
+      const r = await request(child.url, 'POST', '/api/users', { token: child.token, json: { name: `bench${i}` } });
+      if (r.status !== 201) throw new Error(`POST /api/users: HTTP ${r.status} ${r.text}`);
+      holders.push((JSON.parse(r.text) as { token: string }).token);
+    }
     const subscribe = async (sink: Child, block: number) => {
       const endpoints: string[] = [];
       for (let i = 0; i < PUSH_SUBS; i++) {
         const sub = browserSubscription(new URL(`push/b${block}/s${i}`, sink.url).href);
-        const r = await request(child.url, 'POST', '/api/push/subscriptions', { token: child.token, json: sub });
+        const token = holders[Math.floor(i / MAX_SUBSCRIPTIONS_PER_PRINCIPAL)];
+        const r = await request(child.url, 'POST', '/api/push/subscriptions', { token, json: sub });
         if (r.status !== 201) throw new Error(`POST /api/push/subscriptions: HTTP ${r.status} ${r.text}`);
         endpoints.push(sub.endpoint);
       }
@@ -73,7 +84,8 @@ export async function pushLatencies(cycle: Cycle, options: PushOptions): Promise
     };
     const unsubscribe = async (endpoints: string[]) => {
       for (const endpoint of endpoints) {
-        const r = await request(child.url, 'DELETE', '/api/push/subscriptions', { token: child.token, json: { endpoint } });
+        const token = holders[Math.floor(endpoints.indexOf(endpoint) / MAX_SUBSCRIPTIONS_PER_PRINCIPAL)];
+        const r = await request(child.url, 'DELETE', '/api/push/subscriptions', { token, json: { endpoint } });
         if (r.status !== 200) throw new Error(`DELETE /api/push/subscriptions: HTTP ${r.status} ${r.text}`);
       }
     };

@@ -13,6 +13,7 @@ export const errorTable = {
   already_answered: 409,
   session_busy: 409,
   already_exists: 409,
+  too_many_subscriptions: 409,
   card_closed: 410,
   session_closed: 410,
   body_too_large: 413,

@@ -1,9 +1,10 @@
-import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server as HttpServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { AskDialect } from '../cards/ask-dialect.js';
 import type { Card, CardDraft } from '../cards/model.js';
 import type { RunnerContext } from '../sessions/runner.js';
+import { sameSecret } from '../same-secret.js';
 import { VERSION } from '../version.js';
 
 // An MCP server (Streamable HTTP on loopback, one per session) through which an ACP agent
@@ -101,9 +102,7 @@ export async function startAskMcpServer(ctx: RunnerContext, ask: AskTool, askCar
 }
 
 function authorized(req: IncomingMessage, token: string): boolean {
-  const sent = Buffer.from(/^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? '');
-  const want = Buffer.from(token);
-  return sent.length === want.length && timingSafeEqual(sent, want);
+  return sameSecret(/^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1]?.trim() ?? '', token);
 }
 
 function closeServer(http: HttpServer): Promise<void> {

@@ -10,6 +10,7 @@ import type { Channel, ChannelContext, ChannelFactory } from './channel.js';
 import type { ChannelId, ChannelsConfig } from './config.js';
 import { Inbox } from './inbox.js';
 import { Outbox } from './outbox.js';
+import { channelSecrets, redactingChannel, secretRedactor } from './redact.js';
 import { toEveryone } from '../routing/match.js';
 import { chatIn } from '../routing/rules.js';
 
@@ -74,12 +75,17 @@ export class Channels {
 
   constructor(private readonly options: ChannelsOptions) {
     const clock = options.clock ?? systemClock;
-    const log = options.log ?? ((line: string) => console.warn(line));
+    // Whatever a platform says passes the redactor before the log, the ops events or the
+    // store's lastError hold it (src/channels/redact.ts): every channel's secrets, and the
+    // relay's own secret that signs Mattermost's buttons.
+    const redact = secretRedactor([...channelSecrets(options.config), options.context.secret]);
+    const write = options.log ?? ((line: string) => console.warn(line));
+    const log = (line: string) => write(redact(line));
     this.log = log;
     for (const [id, make] of Object.entries(options.channels) as [ChannelId, ChannelFactory][]) {
       const config = options.config[id];
       if (!config) continue;
-      const channel = make(options.config, { ...options.context, clock, log: (line) => log(`${id}: ${line}`) });
+      const channel = redactingChannel(make(options.config, { ...options.context, clock, log: (line) => log(`${id}: ${line}`) }), redact);
       const providers = config.route?.providers;
       // A card a route names this channel (or one of its chats) for goes there; a card for
       // everyone goes to the configured chat when the channel takes its provider.
@@ -98,7 +104,7 @@ export class Channels {
           clock,
           backoffMs: options.config.backoffMs,
           chatOf,
-          log: options.log,
+          log,
           ...(options.ops ? { ops: options.ops } : {}),
         }),
       });

@@ -9,6 +9,8 @@ import type { AsyncPushSubscriptionStore, PushSubscriptionRecord } from '../stor
 import type { VapidKeys } from './vapid-keys.js';
 import { clip } from '../cards/text.js';
 import { pushedTo } from './recipients.js';
+import { pushServiceName } from './endpoint-policy.js';
+import { pushTargetProblem } from './push-target.js';
 
 type WebPush = typeof import('web-push');
 let webPush: Promise<WebPush> | undefined;
@@ -69,6 +71,7 @@ export interface PushSenderOptions {
 export class PushSender {
   private readonly queue: PushQueue;
   private readonly origins = new Map<string, string>();
+  private readonly refused = new Set<string>();
   private encryptor?: PushEncryptor;
   private readonly unsubscribe: () => void;
   private readonly now: () => number;
@@ -81,7 +84,9 @@ export class PushSender {
   constructor(private readonly options: PushSenderOptions) {
     this.now = options.now ?? Date.now;
     this.log = options.log ?? ((line) => console.warn(line));
-    this.queue = new PushQueue(options.config, this.log, (service, reason) => options.ops?.emit('push.failed', { service: new URL(service).host, reason }, { quiet: true }));
+    // The metric's label is the push service by name (fcm, mozilla, apple, windows) or `other`:
+    // endpoints are the subscribers' choice, and a label per host:port would grow without bound.
+    this.queue = new PushQueue(options.config, this.log, (service, reason) => options.ops?.emit('push.failed', { service: pushServiceName(service), reason }, { quiet: true }));
     this.unsubscribe = options.events.subscribe((name, data) => {
       if (name !== 'card.created' && name !== 'card.updated' && name !== 'card.escalated') return;
       const card = data as Card;
@@ -158,6 +163,14 @@ export class PushSender {
     }
   }
 
+  /** One log line per refused endpoint (while this process runs), not one per card. */
+  private refusedOnce(endpoint: string, why: string): void {
+    if (this.refused.has(endpoint)) return;
+    if (this.refused.size > 10_000) this.refused.clear();
+    this.refused.add(endpoint);
+    this.log(`push: not sending to ${new URL(endpoint).host}: ${why}; its pushes are dropped`);
+  }
+
   /** The push service (origin) of an endpoint, parsed once per subscription rather than per push. */
   private serviceOf(endpoint: string): string {
     let origin = this.origins.get(endpoint);
@@ -178,6 +191,12 @@ export class PushSender {
   ): Promise<AttemptResult> {
     // Removed (by the page, or after a 410 for an earlier push) while this one waited.
     if (!(await this.options.subscriptions.has(subscription.endpoint))) return { retry: false, untried: true };
+    const refused = await pushTargetProblem(subscription.endpoint, this.options.config.allowPrivate);
+    if (refused) {
+      this.options.ops?.emit('push.failed', { service: pushServiceName(subscription.endpoint), reason: 'private address' }, { quiet: true });
+      this.refusedOnce(subscription.endpoint, refused);
+      return { retry: false, untried: true };
+    }
     let body: Uint8Array;
     try {
       body = await encrypted();
@@ -223,7 +242,7 @@ export class PushSender {
   private async outcome(subscription: PushSubscriptionRecord, status: number): Promise<AttemptResult> {
     if (status >= 200 && status < 300) return { retry: false };
     // One the queue tries again it reports itself; these are refusals for good.
-    if (!(status === 408 || status === 429 || status >= 500)) this.options.ops?.emit('push.failed', { service: new URL(subscription.endpoint).host, reason: `HTTP ${status}` }, { quiet: true });
+    if (!(status === 408 || status === 429 || status >= 500)) this.options.ops?.emit('push.failed', { service: pushServiceName(subscription.endpoint), reason: `HTTP ${status}` }, { quiet: true });
     if (status === 404 || status === 410) {
       // The browser unsubscribed, or the subscription expired: it will never work again.
       await this.options.subscriptions.remove(subscription.endpoint);

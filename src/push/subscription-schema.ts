@@ -1,33 +1,22 @@
 import { z } from 'zod';
+import { endpointProblem } from './endpoint-policy.js';
 
 // A browser's PushSubscription.toJSON(): {endpoint, expirationTime?, keys: {p256dh, auth}}.
 // The keys must be what RFC 8291 needs: p256dh an uncompressed P-256 point (65 bytes, 0x04
 // first), auth a 16-byte secret, both base64url. The endpoint is https (every real push
-// service), or http on a loopback address (a local push service, as in the tests).
+// service), or http on a private address; whether private addresses are allowed at all is
+// the relay's setting, checked by the route (endpoint-policy.ts).
 
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 const BASE64URL = /^[A-Za-z0-9_-]+={0,2}$/;
 
 const bytes = (text: string) => Buffer.from(text.replace(/=+$/, ''), 'base64url');
-
-function endpointProblem(text: string): string | undefined {
-  let url: URL;
-  try {
-    url = new URL(text);
-  } catch {
-    return 'is not a URL';
-  }
-  if (url.protocol === 'https:') return undefined;
-  if (url.protocol === 'http:' && LOOPBACK.has(url.hostname)) return undefined;
-  return 'must be an https:// URL of a push service (http:// only on a loopback address)';
-}
 
 export const PushSubscriptionSchema = z.object({
   endpoint: z
     .string({ error: 'is required: the push service URL from PushSubscription.toJSON()' })
     .max(2048, 'is longer than 2048 characters')
     .superRefine((text, ctx) => {
-      const problem = endpointProblem(text);
+      const problem = endpointProblem(text, true);
       if (problem) ctx.addIssue({ code: 'custom', message: problem });
     }),
   expirationTime: z.number().nullable().optional(),

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import type { Context, MiddlewareHandler } from 'hono';
 import { getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
@@ -6,6 +6,7 @@ import { RelayError } from '../errors.js';
 import { CHANNEL_IDS } from '../channels/config.js';
 import { HUMAN_OPERATOR, type Principal } from '../relay/access.js';
 import type { AsyncLoginStore } from '../store/login-store.js';
+import { sameSecret } from '../same-secret.js';
 import { readJson } from './http.js';
 import { revocationKey, type Credential, type Revocations } from './revocations.js';
 
@@ -22,12 +23,6 @@ const LOGIN_ID = /^[A-Za-z0-9_-]{43}$/;
 
 // Keyed by the token: the database alone gives no cookie, and a new token ends every login.
 const loginKey = (token: string, id: string) => createHmac('sha256', token).update(`askrelay web login\0${id}`).digest('hex');
-
-function equal(a: string, b: string): boolean {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-}
 
 // Which surface a request comes from, recorded with an answer (answeredBy.surface): the
 // page by its cookie; scripts and the CLI may name themselves in a header, but not as the
@@ -56,7 +51,7 @@ async function signIn(c: Context, tokens: Tokens): Promise<{ principal: Principa
     // A chat channel's name is the chat's alone: a restricted card routed to a chat shows to whoever acts there.
     const surface = SURFACE_NAME.test(named) && named !== COOKIE_SURFACE && !(CHANNEL_IDS as readonly string[]).includes(named) ? named : 'api';
     // The relay token is revoked only by a restart with another one.
-    if (tokens.operator && equal(bearer, tokens.operator)) return { principal: HUMAN_OPERATOR(surface), keys: [] };
+    if (tokens.operator && sameSecret(bearer, tokens.operator)) return { principal: HUMAN_OPERATOR(surface), keys: [] };
     const person = await tokens.person?.(bearer);
     if (person) return { principal: { kind: 'human', id: person, surface }, keys: [revocationKey.person(person)] };
     const sessionId = await tokens.agentSession(bearer);
@@ -176,8 +171,8 @@ export async function login(c: Context, tokens: Tokens, options: CookieOptions) 
   const body = await readJson(c, LoginSchema);
   const token = body.token.trim();
   // The relay token signs in as the operator; a personal token as its person (docs/routing.md).
-  const who = equal(token, tokens.operator) ? undefined : await tokens.person?.(token);
-  if (!equal(token, tokens.operator) && !who) throw new RelayError('unauthorized', 'That is not the relay token or a personal token.');
+  const who = sameSecret(token, tokens.operator) ? undefined : await tokens.person?.(token);
+  if (!sameSecret(token, tokens.operator) && !who) throw new RelayError('unauthorized', 'That is not the relay token or a personal token.');
   const id = randomBytes(32).toString('base64url');
   const now = Date.now();
   await tokens.logins.prune(now - LOGIN_MAX_AGE_MS);

@@ -1,7 +1,7 @@
-import { timingSafeEqual } from 'node:crypto';
 import type { Context } from 'hono';
 import { RelayError } from '../errors.js';
 import type { RelayMetrics } from '../ops/metrics.js';
+import { sameSecret } from '../same-secret.js';
 
 // GET /metrics for Prometheus: the relay token opens it, and so does ASKRELAY_METRICS_TOKEN,
 // which opens nothing else (a scraper's credential is then worth no card). Agent tokens and
@@ -13,12 +13,10 @@ export interface MetricsRouteOptions {
   token?: string;
 }
 
-const same = (a: string, b: string) => a.length === b.length && timingSafeEqual(Buffer.from(a), Buffer.from(b));
-
 export function metricsRoute({ registry, token }: MetricsRouteOptions, relayToken: string) {
   return async (c: Context) => {
     const bearer = /^Bearer\s+(.+)$/i.exec(c.req.header('authorization') ?? '')?.[1]?.trim();
-    if (!bearer || !(same(bearer, relayToken) || (token !== undefined && same(bearer, token)))) {
+    if (!bearer || !(sameSecret(bearer, relayToken) || (token !== undefined && sameSecret(bearer, token)))) {
       throw new RelayError('unauthorized', 'Send the relay token or ASKRELAY_METRICS_TOKEN as "Authorization: Bearer <token>".');
     }
     return c.body(await registry.text(), 200, { 'content-type': registry.contentType, 'cache-control': 'no-store' });

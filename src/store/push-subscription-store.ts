@@ -22,8 +22,12 @@ export interface PushSubscriptionRecord {
   who?: string;
 }
 
+/** What add() did: stored (`created` when the endpoint was new), or refused because its principal had `cap` already. */
+export type PushAdded = { created: boolean; full?: undefined } | { created: false; full: true };
+
 export class PushSubscriptionStore {
   private readonly stmt;
+  private readonly addWithin: (subscription: PushSubscriptionRecord, now: number, cap: number) => PushAdded;
   /** list() runs for every card event; subscriptions change only through this store. */
   private cached?: PushSubscriptionRecord[];
 
@@ -34,6 +38,8 @@ export class PushSubscriptionStore {
     if (!columns.some((c) => c.name === 'who')) db.exec('ALTER TABLE push_subscriptions ADD COLUMN who TEXT');
     this.stmt = {
       exists: db.prepare('SELECT 1 FROM push_subscriptions WHERE endpoint = ?').pluck(),
+      // The principal's other subscriptions: re-subscribing a known endpoint does not count twice.
+      others: db.prepare('SELECT COUNT(*) FROM push_subscriptions WHERE who IS ? AND endpoint <> ?').pluck(),
       upsert: db.prepare(
         `INSERT INTO push_subscriptions (endpoint, p256dh, auth, created_at, who) VALUES (?, ?, ?, ?, ?)
          ON CONFLICT (endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth, who = excluded.who`,
@@ -42,14 +48,21 @@ export class PushSubscriptionStore {
       removeWho: db.prepare('DELETE FROM push_subscriptions WHERE who = ?'),
       list: db.prepare('SELECT endpoint, p256dh, auth, who FROM push_subscriptions ORDER BY created_at, rowid'),
     };
+    this.addWithin = db.transaction((subscription: PushSubscriptionRecord, now: number, cap: number): PushAdded => {
+      if ((this.stmt.others.get(subscription.who ?? null, subscription.endpoint) as number) >= cap) return { created: false, full: true };
+      const known = this.stmt.exists.get(subscription.endpoint) !== undefined;
+      this.stmt.upsert.run(subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, now, subscription.who ?? null);
+      this.cached = undefined;
+      return { created: !known };
+    });
   }
 
-  /** Stores a subscription (or its new keys); `created` is false when the endpoint was known. */
-  add(subscription: PushSubscriptionRecord, now = Date.now()): { created: boolean } {
-    const known = this.stmt.exists.get(subscription.endpoint) !== undefined;
-    this.stmt.upsert.run(subscription.endpoint, subscription.keys.p256dh, subscription.keys.auth, now, subscription.who ?? null);
-    this.cached = undefined;
-    return { created: !known };
+  /**
+   * Stores a subscription (or its new keys); `created` is false when the endpoint was known.
+   * Refused (`full`) when its principal (`who`, none: the operator) has `cap` other subscriptions.
+   */
+  add(subscription: PushSubscriptionRecord, now = Date.now(), cap = Infinity): PushAdded {
+    return this.addWithin(subscription, now, cap);
   }
 
   /** Whether a subscription with this endpoint was there to remove. */
@@ -93,7 +106,7 @@ export type AsyncPushSubscriptionStore = Async<PushSubscriptionStore>;
 /** The SQLite subscriptions behind the asynchronous interface (the same semantics, resolved at once). */
 export function asyncPush(store: PushSubscriptionStore): AsyncPushSubscriptionStore {
   return {
-    add: async (subscription, now) => store.add(subscription, now),
+    add: async (subscription, now, cap) => store.add(subscription, now, cap),
     remove: async (endpoint) => store.remove(endpoint),
     removeWho: async (name) => store.removeWho(name),
     has: async (endpoint) => store.has(endpoint),

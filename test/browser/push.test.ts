@@ -25,7 +25,7 @@ const contexts: BrowserContext[] = [];
 beforeAll(async () => {
   [push, relay, browser] = await Promise.all([
     startFakePushService(),
-    startTestRelay({ ASKRELAY_PUSH_BACKOFF: '20ms', ASKRELAY_PUSH_TIMEOUT: '2s', ASKRELAY_PUSH_RETRIES: '2' }),
+    startTestRelay({ ASKRELAY_PUSH_ALLOW_PRIVATE: '1', ASKRELAY_PUSH_BACKOFF: '20ms', ASKRELAY_PUSH_TIMEOUT: '2s', ASKRELAY_PUSH_RETRIES: '2' }),
     launchChromium(),
   ]);
 });

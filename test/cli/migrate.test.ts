@@ -34,7 +34,7 @@ let cookie: string;
 let db: FreshDatabase;
 let relay: TestRelay | undefined;
 
-const env = () => ({ ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'dummy', ASKRELAY_WAIT: '1h' });
+const env = () => ({ ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: 'dummy', ASKRELAY_WAIT: '1h', ASKRELAY_PUSH_ALLOW_PRIVATE: '1' });
 const migrate = (from: string, to: string) => runCli(['migrate', '--from', from, '--to', to], {}, scratch);
 const question = (text: string): CardInput => ({ questions: [{ id: 'q', text, options: ['Yes', 'No'] }] });
 

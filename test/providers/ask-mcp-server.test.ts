@@ -36,9 +36,13 @@ describe('the per-session ask MCP server', () => {
     expect(server.token).toMatch(/^[\w-]{32}$/);
   });
 
-  it('refuses no token, a wrong one, another path, a body over 1 MB and broken JSON', async () => {
+  it('refuses no token, a wrong one (non-ASCII ones too), another path, a body over 1 MB and broken JSON', async () => {
     expect((await rpc(call('ask_human', {}), { authorization: '' })).status).toBe(401);
     expect((await rpc(call('ask_human', {}), { authorization: 'Bearer wrong-token' })).status).toBe(401);
+    // Non-ASCII (two UTF-8 bytes each): as long as the token in characters, in bytes, and neither.
+    for (const bearer of ['é'.repeat(server.token.length), 'é'.repeat(server.token.length / 2), 'é'.repeat(3)]) {
+      expect((await rpc(call('ask_human', {}), { authorization: `Bearer ${bearer}` })).status).toBe(401);
+    }
     expect((await rpc(call('ask_human', {}), {}, '/other')).status).toBe(404);
     expect((await rpc(JSON.stringify({ pad: 'x'.repeat(1024 * 1024 + 1) }))).status).toBe(413);
     const broken = await rpc('{not json');

@@ -21,7 +21,7 @@ afterEach(async () => {
 async function setUp(backoff: string) {
   const [failing, healthy] = [await startFakePushService(), await startFakePushService()];
   services.push(failing, healthy);
-  relay = await startTestRelay({ ASKRELAY_WAIT: '90m', ASKRELAY_PUSH_BACKOFF: backoff, ASKRELAY_PUSH_TIMEOUT: '2s', ASKRELAY_PUSH_RETRIES: '5' });
+  relay = await startTestRelay({ ASKRELAY_PUSH_ALLOW_PRIVATE: '1', ASKRELAY_WAIT: '90m', ASKRELAY_PUSH_BACKOFF: backoff, ASKRELAY_PUSH_TIMEOUT: '2s', ASKRELAY_PUSH_RETRIES: '5' });
   const subscribe = async (service: FakePushService, path: string) => {
     const sub = browserSubscription(`${service.base}${path}`);
     expect((await relay!.api('/api/push/subscriptions', { method: 'POST', json: sub.json })).status).toBe(201);

@@ -18,7 +18,7 @@ const subs: Record<string, BrowserSubscription> = {};
 
 beforeAll(async () => {
   push = await startFakePushService();
-  ({ relay, clock } = await startRelayWithClock({ ASKRELAY_WAIT: '1h', ASKRELAY_PUSH_BACKOFF: '20ms' }));
+  ({ relay, clock } = await startRelayWithClock({ ASKRELAY_PUSH_ALLOW_PRIVATE: '1', ASKRELAY_WAIT: '1h', ASKRELAY_PUSH_BACKOFF: '20ms' }));
   const tokens: Record<string, string> = {};
   for (const name of ['ada', 'bob']) tokens[name] = ((await (await relay.api('/api/users', { method: 'POST', json: { name } })).json()) as { token: string }).token;
   for (const who of ['ada', 'bob', 'operator']) {

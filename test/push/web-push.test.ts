@@ -18,7 +18,7 @@ let push: FakePushService;
 
 beforeAll(async () => {
   push = await startFakePushService();
-  relay = await startTestRelay({ ASKRELAY_WAIT: '90m', ASKRELAY_PUSH_BACKOFF: '20ms', ASKRELAY_PUSH_TIMEOUT: '2s', ASKRELAY_PUSH_RETRIES: '3' });
+  relay = await startTestRelay({ ASKRELAY_PUSH_ALLOW_PRIVATE: '1', ASKRELAY_WAIT: '90m', ASKRELAY_PUSH_BACKOFF: '20ms', ASKRELAY_PUSH_TIMEOUT: '2s', ASKRELAY_PUSH_RETRIES: '3' });
 });
 afterAll(async () => {
   await relay?.stop();
@@ -205,7 +205,7 @@ describe('notifications', () => {
 
 describe('across restarts', () => {
   it('keeps the VAPID key and the subscriptions; stopping right after a card event throws nothing', async () => {
-    const first = await startTestRelay({ ASKRELAY_PUSH_BACKOFF: '20ms' });
+    const first = await startTestRelay({ ASKRELAY_PUSH_ALLOW_PRIVATE: '1', ASKRELAY_PUSH_BACKOFF: '20ms' });
     const dataDir = first.dataDir;
     try {
       const key = ((await (await first.api('/api/push/key')).json()) as { publicKey: string }).publicKey;

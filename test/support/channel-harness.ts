@@ -9,6 +9,7 @@ import type { ChannelFactory } from '../../src/channels/channel.js';
 import type { ChannelId } from '../../src/channels/config.js';
 import type { ChannelsConfig } from '../../src/channels/config.js';
 import { Channels } from '../../src/channels/service.js';
+import type { OpsEvent, OpsFields } from '../../src/ops/ops.js';
 import { sessionFacts } from '../../src/relay/access.js';
 import { CardAccess } from '../../src/relay/card-access.js';
 import { Relay } from '../../src/relay/relay.js';
@@ -38,6 +39,8 @@ export interface ChannelHarness {
   /** Waits until the outbox has nothing due. */
   idle(): Promise<void>;
   logs: string[];
+  /** What the channels told the operator's events (src/ops/ops.ts): chat.failed, chat.refused. */
+  opsEvents: { event: OpsEvent; fields: OpsFields }[];
   /** Stops everything; with keepData the SQLite file stays for a restart (restart()). */
   stop(keepData?: boolean): Promise<void>;
   /** A new relay and channel on the same data, as after a restart (the clock keeps its time). */
@@ -59,6 +62,7 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
   const relay = new Relay({ store: asyncCards(store), clock, waits: { default: 3_600_000 } });
   const access = new CardAccess(relay, sessionFacts(asyncSessions(store.sessions)), store.audit);
   const logs: string[] = [];
+  const opsEvents: ChannelHarness['opsEvents'] = [];
   let url = '';
   const channels = new Channels({
     config: { backoffMs: 1000, ...options.config },
@@ -69,6 +73,7 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
     clock,
     context: { publicUrl: () => options.config.publicUrl ?? url, secret: 'harness-secret' },
     log: (line) => logs.push(line),
+    ops: { emit: (event, fields = {}) => void opsEvents.push({ event, fields }) },
     people: asyncUsers(store.users),
   });
   channels.listen();
@@ -90,6 +95,7 @@ export async function startChannelHarness(options: HarnessOptions): Promise<Chan
     url,
     dataDir,
     logs,
+    opsEvents,
     ask: (draft) => relay.create(draft),
     async advance(ms) {
       clock.advance(ms);

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameSecret } from '../../same-secret.js';
 import type { Card } from '../../cards/model.js';
 import { clip, closedLine, heading, howToReply, questionTexts, takesButtons } from '../card-text.js';
 
@@ -84,7 +85,7 @@ export function signOption(secret: string, context: Omit<ActionContext, 'sig'>):
 export function verifyOption(secret: string, context: ActionContext): boolean {
   const expected = Buffer.from(signOption(secret, context), 'hex');
   const given = /^[0-9a-f]{64}$/i.test(context.sig) ? Buffer.from(context.sig, 'hex') : Buffer.alloc(0);
-  return given.length === expected.length && timingSafeEqual(given, expected);
+  return sameSecret(given, expected);
 }
 
 /** A button's signed context: valid until its card's expiry and BUTTON_GRACE_MS more. */

@@ -1,4 +1,5 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac } from 'node:crypto';
+import { sameSecret } from '../../same-secret.js';
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { readLimitedOr } from '../../server/http.js';
@@ -123,7 +124,7 @@ async function signedBody(c: Context, options: SlackInboundOptions, seen: SeenSi
   if (!/^\d{1,12}$/.test(timestamp) || Math.abs(now - Number(timestamp)) > MAX_SKEW_SECONDS) {
     return problem(c, 401, 'unauthorized', 'X-Slack-Request-Timestamp is missing or more than five minutes from now.');
   }
-  if (!sameSignature(signature, slackSignature(options.signingSecret, timestamp, raw))) {
+  if (!sameSecret(signature, slackSignature(options.signingSecret, timestamp, raw))) {
     return problem(c, 401, 'unauthorized', 'X-Slack-Signature does not match the body.');
   }
   if (!seen.firstTime(signature, Number(timestamp), now)) {
@@ -135,12 +136,6 @@ async function signedBody(c: Context, options: SlackInboundOptions, seen: SeenSi
 /** `v0=` and the hex HMAC-SHA256 of `v0:<timestamp>:<body>` under the app's signing secret. */
 export function slackSignature(secret: string, timestamp: string, body: string | Buffer): string {
   return `v0=${createHmac('sha256', secret).update(`v0:${timestamp}:`).update(body).digest('hex')}`;
-}
-
-function sameSignature(given: string, expected: string): boolean {
-  const a = Buffer.from(given);
-  const b = Buffer.from(expected);
-  return a.length === b.length && timingSafeEqual(a, b);
 }
 
 class BadBody {

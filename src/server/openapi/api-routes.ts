@@ -159,7 +159,7 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
     { method: 'get', path: '/api/push/key', summary: 'The VAPID public key (the page\'s applicationServerKey)', tag: 'push', auth: 'human', ok: { 200: json('The key.', api.PushKeySchema) }, errors: ['human_only'] },
     {
       method: 'post', path: '/api/push/subscriptions', summary: 'Store a browser\'s push subscription', tag: 'push', auth: 'human',
-      body: PushSubscriptionSchema, ok: { 200: json('Known already.', api.PushAddedSchema), 201: json('Stored.', api.PushAddedSchema) }, errors: [...BODY, 'human_only', 'invalid_subscription'],
+      body: PushSubscriptionSchema, ok: { 200: json('Known already.', api.PushAddedSchema), 201: json('Stored.', api.PushAddedSchema) }, errors: [...BODY, 'human_only', 'invalid_subscription', 'too_many_subscriptions'],
       example: { body: { endpoint: 'https://push.example.net/send/example-1', keys: { p256dh: 'BNcRdreALRFXTkOOUHK1EtK2wtaz5Ry4YfYCA_0QTpQtUbVlUls0VJXg7A8u-Ts1XbjhazAkj7I99e8QcYP7DkM', auth: 'tBHItJI5svbpez7KI4CCXg' } } },
     },
     {
