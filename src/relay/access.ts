@@ -122,6 +122,19 @@ export function answerRefusal(who: Principal, card: Card, facts: KnownFacts, lat
   return undefined;
 }
 
+/**
+ * What only the operator (the relay token) may do, beyond what any human may: manage people,
+ * routes and sessions, and read what spans every card and person (the audit log and its
+ * verification, the nodes, the chat channels' state: a person would read there the ids,
+ * routes and targets of cards restricted to others). A person (or chat user): 403
+ * operator_only; an agent: 403 human_only. Enforced by src/server/auth.ts operatorOnly.
+ */
+export function operatorRefusal(who: Principal): RelayError | undefined {
+  if (who.kind !== 'human') return new RelayError('human_only', 'Only the human (the relay token) can do this; an agent token cannot.');
+  if (who.id !== 'operator') return new RelayError('operator_only', 'Only the operator (the relay token) can do this; a personal token cannot.');
+  return undefined;
+}
+
 /** 404 for a card `who` may not see, exactly like a card that does not exist. */
 export const notVisible = (id: string) => new RelayError('not_found', `No card "${id}".`);
 

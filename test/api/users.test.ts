@@ -86,6 +86,18 @@ describe('people', () => {
     expect((await as(token, '/api/audit/head')).status).toBe(200);
   });
 
+  it("a person may not read what spans everyone's cards: the audit log, its verification, the nodes, the channels (403 operator_only)", async () => {
+    const token = await addUser('hal');
+    for (const path of ['/api/audit', '/api/audit?after=0&limit=10', '/api/audit/verify', '/api/nodes', '/api/channels']) {
+      const res = await as(token, path);
+      expect(res.status, path).toBe(403);
+      expect(await errorOf(res), path).toEqual({ code: 'operator_only', message: 'Only the operator (the relay token) can do this; a personal token cannot.' });
+      expect((await relay.api(path)).status, path).toBe(200);
+    }
+    // The head names no card: any human may pin it.
+    expect((await as(token, '/api/audit/head')).status).toBe(200);
+  });
+
   it('signs in on the page with a personal token: the cookie is that person, until they are removed', async () => {
     const token = await addUser('dee');
     const origin = new URL(relay.url).origin;

@@ -146,16 +146,16 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
     },
     { method: 'get', path: '/api/providers', summary: 'The providers sessions run on, their engines and variables', tag: 'sessions', auth: 'token', ok: { 200: json('The providers.', api.ProviderListSchema) } },
     {
-      method: 'get', path: '/api/audit', summary: 'The audit log, oldest first, a page at a time', tag: 'audit', auth: 'human',
+      method: 'get', path: '/api/audit', summary: 'The audit log, oldest first, a page at a time', tag: 'audit', auth: 'operator',
       query: AuditPageQuerySchema, ok: { 200: json('A page of entries.', api.AuditPageSchema) }, errors: ['human_only', 'invalid_request'], example: { query: { limit: '10' } },
     },
     { method: 'get', path: '/api/audit/head', summary: 'The last entry\'s seq and hash: the head to pin elsewhere', tag: 'audit', auth: 'human', ok: { 200: json('The head.', api.AuditHeadSchema) }, errors: ['human_only'] },
     {
-      method: 'get', path: '/api/audit/verify', summary: 'Check the hash chain (and that a head pinned earlier is still in it)', tag: 'audit', auth: 'human',
+      method: 'get', path: '/api/audit/verify', summary: 'Check the hash chain (and that a head pinned earlier is still in it)', tag: 'audit', auth: 'operator',
       query: z.object({ head: z.string().optional().describe('SEQ:HASH as GET /api/audit/head gave it') }), ok: { 200: json('What the check found.', api.AuditCheckSchema) }, errors: ['human_only', 'invalid_request'],
     },
-    { method: 'get', path: '/api/nodes', summary: 'The nodes on this relay\'s store: alive, what each holds', tag: 'relay', auth: 'human', ok: { 200: json('The nodes.', api.NodeListSchema) }, errors: ['human_only'] },
-    { method: 'get', path: '/api/channels', summary: 'The chat channels switched on and their outboxes', tag: 'relay', auth: 'human', ok: { 200: json('The channels.', api.ChannelListSchema) }, errors: ['human_only'] },
+    { method: 'get', path: '/api/nodes', summary: 'The nodes on this relay\'s store: alive, what each holds', tag: 'relay', auth: 'operator', ok: { 200: json('The nodes.', api.NodeListSchema) }, errors: ['human_only'] },
+    { method: 'get', path: '/api/channels', summary: 'The chat channels switched on and their outboxes', tag: 'relay', auth: 'operator', ok: { 200: json('The channels.', api.ChannelListSchema) }, errors: ['human_only'] },
     { method: 'get', path: '/api/push/key', summary: 'The VAPID public key (the page\'s applicationServerKey)', tag: 'push', auth: 'human', ok: { 200: json('The key.', api.PushKeySchema) }, errors: ['human_only'] },
     {
       method: 'post', path: '/api/push/subscriptions', summary: 'Store a browser\'s push subscription', tag: 'push', auth: 'human',
