@@ -139,7 +139,7 @@ export class SessionStore {
 
   loadState<T>(id: string): T | undefined {
     const data = this.stmt.getState.get(id) as string | null | undefined;
-    return data ? parseStored<T>('sessions (state)', id, data) : undefined;
+    return data ? (JSON.parse(data) as T) : undefined;
   }
 
   saveState(id: string, state: unknown): void {

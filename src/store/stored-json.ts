@@ -1,5 +1,6 @@
 // The JSON columns the stores keep (a card's, a session's, a transcript entry's data) are
-// read through here, so a row that is not JSON (a hand edit, a broken copy) is named by its
+// read through here (a session's saved provider state is not: a resume that cannot read it
+// fails that session alone, and the start goes on), so a row that is not JSON (a hand edit, a broken copy) is named by its
 // table and id instead of surfacing as a bare "Expected property name … at position 1" that
 // stops a relay at start with nothing to go on. `askrelay migrate` refuses such rows with the
 // same words (src/store/migrate-to-postgres.ts).

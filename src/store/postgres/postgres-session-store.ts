@@ -93,7 +93,7 @@ export class PostgresSessionStore implements AsyncSessionStore {
   async loadState<T>(id: string): Promise<T | undefined> {
     const { rows } = await this.pool.query<{ state: string | null }>('SELECT state FROM sessions WHERE id = $1', [id]);
     const data = rows[0]?.state;
-    return data ? parseStored<T>('sessions (state)', id, data) : undefined;
+    return data ? (JSON.parse(data) as T) : undefined;
   }
 
   async saveState(id: string, state: unknown): Promise<void> {
