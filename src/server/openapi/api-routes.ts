@@ -61,6 +61,8 @@ const ANSWER: ErrorCode[] = [
   'agents_not_allowed',
   'own_session',
   'human_only',
+  // A person answering an approval that grants the operator's power (src/relay/access.ts).
+  'operator_only',
   'invalid_answer',
   'ambiguous_reply',
   'unknown_question',
@@ -104,7 +106,7 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
       method: 'post', path: '/api/cards/{id}/reply', summary: 'Answer a card with what a person typed, read with the plain-text rules', tag: 'cards', auth: 'token',
       body: ReplyBodySchema, ok: { 200: card('The answered card.') }, errors: ANSWER, example: { body: { text: '1' } },
     },
-    { method: 'post', path: '/api/cards/{id}/skip', summary: 'Decline to answer (the agent is told)', tag: 'cards', auth: 'token', ok: { 200: card('The skipped card.') }, errors: ['not_found', 'already_answered', 'card_closed', 'agents_not_allowed', 'own_session', 'human_only'] },
+    { method: 'post', path: '/api/cards/{id}/skip', summary: 'Decline to answer (the agent is told)', tag: 'cards', auth: 'token', ok: { 200: card('The skipped card.') }, errors: ['not_found', 'already_answered', 'card_closed', 'agents_not_allowed', 'own_session', 'human_only', 'operator_only'] },
     {
       method: 'get', path: '/api/cards/{id}/wait', summary: 'Long poll: the card once it is no longer pending', tag: 'cards', auth: 'token',
       query: WaitQuerySchema, ok: { 200: card('The card, closed (or with its late answer).'), 204: { description: '`timeout` seconds passed first (default 30).' } },
