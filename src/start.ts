@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import { MCP_DIALECTS, PROVIDERS } from '../providers/index.js';
 import { describeProviders, engineWaitSettings, runnerFactories, type ProviderInfo } from './sessions/providers.js';
 import { rememberSecret } from './cards/secrets.js';
+import { personalTokenHash } from './store/user-store.js';
 import { loadChannels } from './channels/index.js';
 import { channelsConfig } from './channels/config.js';
 import { Channels } from './channels/service.js';
@@ -136,7 +137,8 @@ async function startLocked(config: ServeConfig, notices: (string | undefined)[],
   const events = new RelayEvents();
   const metrics: RelayMetrics = new RelayMetrics({ events, ops, pending: (): number => relay.pendingCount, load, sessions: () => sessions.list(), outboxes: () => channels.status() });
   const router = await openRouter({ loaded: routeFile, ...(store.routes ? { shared: store.routes } : {}), sessions: store.sessions, users: store.users, log: ops.warn });
-  const relay = new Relay({ store: metrics.timed(store.cards), events, router, waits: { default: config.waitMs }, ...(clock ? { clock } : {}) });
+  const isPersonalToken = async (candidate: string) => (await store.users.nameOfToken(personalTokenHash(candidate))) !== undefined;
+  const relay = new Relay({ store: metrics.timed(store.cards), events, router, isPersonalToken, waits: { default: config.waitMs }, ...(clock ? { clock } : {}) });
   const nodes = await wireNodes(cluster, relay, ops.warn);
   // Listening before start: cards that expired while the relay was down close their
   // notifications, and cards that resumed sessions ask are notified.

@@ -1,8 +1,8 @@
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { AcpAgentSpec } from '../../src/acp/acp-runner.js';
+import { agentHomePath, makeAgentHome } from '../../src/acp/agent-home.js';
 import { agentEnv } from '../../src/sessions/agent-env.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import { lazyRunner, missingKeyRunner, type ProviderRunner, type RunnerContext } from '../../src/sessions/runner.js';
@@ -54,7 +54,7 @@ export function codexConfig(baseUrl: string, model: string, mcp?: { url: string;
 }
 
 /** A session's own folder for Codex's home (its config, its threads: what session/load reads). */
-export const codexHome = (sessionId: string) => join(tmpdir(), `askrelay-${process.getuid?.() ?? 'user'}`, 'codex', sessionId);
+export const codexHome = (sessionId: string) => agentHomePath('codex', sessionId);
 
 const codexAcp = () => join(dirname(createRequire(import.meta.url).resolve('@agentclientprotocol/codex-acp/package.json')), 'dist', 'index.js');
 
@@ -63,8 +63,8 @@ export const codexSpec: AcpAgentSpec = {
   form: CODEX_FORM,
   askTool: { dialect: cursorDialect, name: ASK_USER },
   async launch(ctx: RunnerContext, mcp) {
-    const home = codexHome(ctx.session.id);
-    mkdirSync(home, { recursive: true, mode: 0o700 });
+    // Kept after the session: session/load reads Codex's threads after a restart.
+    const home = makeAgentHome('codex', ctx.session.id, 'Codex');
     const timeoutSec = Math.ceil((ctx.waitMs ?? 8 * 3_600_000) / 1000) + 60;
     writeFileSync(join(home, 'config.toml'), codexConfig(ctx.env.OPENAI_BASE_URL || DEFAULT_BASE_URL, ctx.session.model || DEFAULT_MODEL, mcp && { url: mcp.url, timeoutSec }), { mode: 0o600 });
     return {

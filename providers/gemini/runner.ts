@@ -1,8 +1,8 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { AcpAgentSpec } from '../../src/acp/acp-runner.js';
+import { agentHomePath, makeAgentHome, removeAgentHome } from '../../src/acp/agent-home.js';
 import { agentEnv } from '../../src/sessions/agent-env.js';
 import { relayGuidance } from '../../src/sessions/guidance.js';
 import { lazyRunner, missingKeyRunner, type ProviderRunner } from '../../src/sessions/runner.js';
@@ -20,8 +20,12 @@ export const GEMINI_ENDPOINT = { name: 'Gemini CLI', apiKeyVar: 'GEMINI_API_KEY'
 export const DEFAULT_MODEL = 'gemini-2.5-pro';
 const DEFAULT_WAIT_MS = 8 * 3_600_000;
 
-/** A session's own HOME for Gemini CLI. */
-export const geminiHome = (sessionId: string) => join(tmpdir(), `askrelay-${process.getuid?.() ?? 'user'}`, 'gemini', sessionId);
+/**
+ * A session's own HOME for Gemini CLI: made 0700 (an existing one of another user's, or one
+ * others can reach, refuses the session) and removed when the session ends, since its
+ * settings hold the session's MCP token (src/acp/agent-home.ts).
+ */
+export const geminiHome = (sessionId: string) => agentHomePath('gemini', sessionId);
 
 const geminiCli = () => join(dirname(createRequire(import.meta.url).resolve('@google/gemini-cli/package.json')), 'bundle', 'gemini.js');
 
@@ -30,7 +34,7 @@ export const geminiSpec: AcpAgentSpec = {
   form: GEMINI_FORM,
   askTool: { dialect: cursorDialect, name: ASK_HUMAN },
   async launch(ctx, mcp) {
-    const home = geminiHome(ctx.session.id);
+    const home = makeAgentHome('gemini', ctx.session.id, 'Gemini CLI');
     const tmp = join(home, 'tmp');
     mkdirSync(join(home, '.gemini'), { recursive: true, mode: 0o700 });
     mkdirSync(tmp, { recursive: true, mode: 0o700 });
@@ -52,6 +56,9 @@ export const geminiSpec: AcpAgentSpec = {
   },
   // askrelay's server is in the settings, with its timeout; none in session/new.
   mcpServers: () => [],
+  // Gemini CLI cannot load its chat after a restart anyway (docs/providers/gemini.md): nothing
+  // in the folder outlives the session, and its settings hold a token.
+  ended: (ctx) => removeAgentHome('gemini', ctx.session.id),
   guidance: (ctx) => relayGuidance(GEMINI_ASK_TOOL, ctx.session.relayMode),
 };
 

@@ -43,6 +43,8 @@ export interface AcpAgentSpec {
   elicitation?(request: ElicitationRequest): { draft: CardDraft; result(card: Card): acp.CreateElicitationResponse } | undefined;
   /** Prepended to the first prompt: what the agent is told about asking (relayGuidance). */
   guidance?(ctx: RunnerContext): string;
+  /** After the agent stopped (the session stopped or failed, or the relay shuts down): what of its own to remove. */
+  ended?(ctx: RunnerContext): void;
 }
 
 /** Saved with the session: the agent's session id, and a card open when the relay stopped. */
@@ -104,6 +106,7 @@ class AcpRunner implements Runner {
     await this.process?.stop();
     await this.mcp?.close();
     this.mcp = undefined;
+    this.spec.ended?.(this.ctx);
   }
 
   private async connect(): Promise<acp.ClientContext> {

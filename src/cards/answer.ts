@@ -7,6 +7,13 @@ import { findCredential } from './secrets.js';
 // the options spell them, in option order, without repeats; text trimmed and dropped when
 // empty. Two answers are "the same" exactly when their canonical forms are equal.
 
+/** The refusal of an answer whose text holds a credential (`what`: its kind, "a GitHub token"). */
+export const credentialRefused = (q: Question, what: string) =>
+  new RelayError(
+    'credential_refused',
+    `The answer to question ${named(q)} looks like ${what}. Never answer with a credential; give it to the tool that needs it another way.`,
+  );
+
 function checkEntry(card: Card, q: Question, entry: AnswerEntry): AnswerEntry {
   const byKey = new Map(q.options.map((o) => [o.label.toLowerCase(), o.label]));
   const picked = new Set<string>();
@@ -34,12 +41,7 @@ function checkEntry(card: Card, q: Question, entry: AnswerEntry): AnswerEntry {
       throw new RelayError('invalid_answer', `The text for question ${named(q)} is longer than ${LIMITS.answerTextChars} characters.`);
     }
     const credential = findCredential(text);
-    if (credential) {
-      throw new RelayError(
-        'credential_refused',
-        `The answer to question ${named(q)} looks like ${credential}. Never answer with a credential; give it to the tool that needs it another way.`,
-      );
-    }
+    if (credential) throw credentialRefused(q, credential);
     if (q.field?.type === 'number' && !Number.isFinite(Number(text))) {
       throw new RelayError('invalid_answer', `Question ${named(q)} takes a number; "${text}" is not one.`);
     }

@@ -17,6 +17,8 @@ const PATTERNS: { name: string; pattern: RegExp }[] = [
   { name: 'an xAI key', pattern: /\bxai-[A-Za-z0-9]{20,}/ },
   // The agent tokens the relay gives its sessions (src/sessions/manager.ts).
   { name: 'an askrelay agent token', pattern: /(?<![A-Za-z0-9])asa_[A-Za-z0-9_-]{20,}/ },
+  // A person's token (src/store/user-store.ts): whoever reads the answer would be that person.
+  { name: 'an askrelay personal token', pattern: /(?<![A-Za-z0-9])asp_[A-Za-z0-9_-]{20,}/ },
   { name: 'a JSON Web Token', pattern: /\beyJ[A-Za-z0-9_-]{10,}\.eyJ[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/ },
   { name: 'a bearer token', pattern: /\bBearer\s+[A-Za-z0-9._~+/-]{20,}=*/ },
 ];
@@ -84,4 +86,14 @@ export function findCredential(text: string, secrets: Iterable<string> = known.k
   if (found) return found.name;
   for (const m of normalised.matchAll(ASSIGNMENT)) if (secretLooking(m[1])) return 'a secret';
   return undefined;
+}
+
+// A personal token is `asp_` and 32 base64url characters. The shape above misses one glued to
+// a word ("keyasp_…"), which a plain word could also look like; the relay core therefore asks
+// the store about every such run (by its hash) and refuses only the live ones.
+const PERSONAL_TOKEN_RUN = /asp_[A-Za-z0-9_-]{32}/g;
+
+/** Every run of the text that could be a personal token, for a lookup by hash. */
+export function personalTokenCandidates(text: string): string[] {
+  return [...normalise(text).matchAll(PERSONAL_TOKEN_RUN)].map((m) => m[0]);
 }

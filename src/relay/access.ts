@@ -1,6 +1,6 @@
 import type { AnsweredBy, Card } from '../cards/model.js';
 import { RelayError } from '../errors.js';
-import { humanSees } from '../routing/match.js';
+import { humanSees, routedPeople } from '../routing/match.js';
 
 // Who may see and answer which card: one pure table, used by every surface (HTTP routes,
 // the relay tool, MCP). See docs/cross-session.md for the matrix.
@@ -17,6 +17,10 @@ import { humanSees } from '../routing/match.js';
 //   permissions): 403 human_only, whatever the settings; nor a card of its own session
 //   (403 own_session); nor a card of a session that does not let agents answer (403
 //   agents_not_allowed, when it may see it through a watch).
+// - An approval card whose Approve does what only the operator may do (the relay tool's
+//   start_session: a person's token is 403 operator_only on POST /api/sessions) is the
+//   operator's to answer or skip, and of the people its route names: any other person or
+//   chat user is 403 operator_only, so nobody gets the operator's power through a card.
 
 export type Principal =
   // id: 'operator', or a chat user the channel's config lets answer ("telegram:123").
@@ -89,9 +93,17 @@ export function canSeeSession(who: Principal, sessionId: string, facts: KnownFac
   return who.kind === 'human' || sessionId === who.sessionId || facts.watches(who.id, sessionId);
 }
 
+/** The relay tool's approvals whose Approve uses a power of the operator's alone (src/server/auth.ts operatorOnly). */
+const OPERATOR_POWER_TOOLS: ReadonlySet<string> = new Set(['start_session']);
+
+export const grantsOperatorPower = (card: Pick<Card, 'kind' | 'origin' | 'tool'>) => card.kind === 'approval' && card.origin === 'relay' && OPERATOR_POWER_TOOLS.has(card.tool);
+
 /** Why `who` may not answer or skip a card it can see (`late`: after it closed); undefined when it may. */
 export function answerRefusal(who: Principal, card: Card, facts: KnownFacts, late = false): RelayError | undefined {
-  if (who.kind === 'human') return undefined;
+  if (who.kind === 'human') {
+    if (who.id === 'operator' || !grantsOperatorPower(card) || routedPeople(card).includes(who.id)) return undefined;
+    return new RelayError('operator_only', `Card ${card.id} approves ${card.tool}, which only the operator may do; only the operator (or a person its route names) can answer it.`);
+  }
   if (late) {
     return new RelayError('human_only', `Card ${card.id} is closed; only the human can give it a late answer.`);
   }
@@ -107,6 +119,19 @@ export function answerRefusal(who: Principal, card: Card, facts: KnownFacts, lat
       `The human has not allowed agents to answer the cards of session ${card.sessionId ?? '(none)'}; ask the human instead.`,
     );
   }
+  return undefined;
+}
+
+/**
+ * What only the operator (the relay token) may do, beyond what any human may: manage people,
+ * routes and sessions, and read what spans every card and person (the audit log and its
+ * verification, the nodes, the chat channels' state: a person would read there the ids,
+ * routes and targets of cards restricted to others). A person (or chat user): 403
+ * operator_only; an agent: 403 human_only. Enforced by src/server/auth.ts operatorOnly.
+ */
+export function operatorRefusal(who: Principal): RelayError | undefined {
+  if (who.kind !== 'human') return new RelayError('human_only', 'Only the human (the relay token) can do this; an agent token cannot.');
+  if (who.id !== 'operator') return new RelayError('operator_only', 'Only the operator (the relay token) can do this; a personal token cannot.');
   return undefined;
 }
 

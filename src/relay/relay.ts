@@ -1,4 +1,5 @@
-import { checkAnswer, sameAnswer } from '../cards/answer.js';
+import { checkAnswer, credentialRefused, sameAnswer } from '../cards/answer.js';
+import { personalTokenCandidates } from '../cards/secrets.js';
 import { newCard } from './new-card.js';
 import type { Answer, AnsweredBy, Card, CardDraft, CardStatus, DeliveryTarget } from '../cards/model.js';
 import { RelayError } from '../errors.js';
@@ -34,6 +35,11 @@ export interface RelayOptions {
    * first matching rule makes of it. None: every card goes to everyone.
    */
   router?: CardRouter;
+  /**
+   * Whether this is a live personal token (the user store, by its hash): an answer holding
+   * one is refused however it is glued into the text (src/cards/secrets.ts).
+   */
+  isPersonalToken?: (candidate: string) => Promise<boolean>;
 }
 
 export interface CardRouter {
@@ -71,12 +77,14 @@ export class Relay {
   private readonly waiters: Waiters;
   private readonly escalations: Escalations;
   private readonly router?: CardRouter;
+  private readonly isPersonalToken?: (candidate: string) => Promise<boolean>;
   /** Set by stop(): the store may be closed, so a failed expiry is not tried again. */
   private stopped = false;
 
   constructor(options: RelayOptions) {
     this.store = options.store;
     this.clock = options.clock ?? systemClock;
+    this.isPersonalToken = options.isPersonalToken;
     this.events = options.events ?? new RelayEvents();
     this.waits = options.waits;
     this.waiters = new Waiters(this.clock, (id) => this.get(id));
@@ -192,7 +200,7 @@ export class Relay {
   async answer(id: string, answer: Answer, options: AnswerOptions = {}): Promise<Card> {
     const card = await this.get(id);
     refuseIfGone(card);
-    const canonical = checkAnswer(card, answer);
+    const canonical = await this.checked(card, answer);
     if (card.status === 'answered') return this.judgeLateAnswer(card, canonical, options.idempotencyKey);
     const result = await this.close(
       id,
@@ -213,12 +221,25 @@ export class Relay {
   async answerLate(id: string, answer: Answer, options: AnswerOptions = {}): Promise<Card> {
     const card = await this.get(id);
     if (card.status === 'pending' || card.status === 'answered') return this.answer(id, answer, options);
-    const canonical = checkAnswer(card, answer);
+    const canonical = await this.checked(card, answer);
     const at = new Date(this.clock.now()).toISOString();
     const result = await this.store.amendCard(id, (current) => withLateAnswer(current, canonical, options.by ?? HUMAN_API, at), 'late');
     if (!result) throw new RelayError('not_found', `No card "${id}".`);
     if (result.changed) await this.changed('card.late', result.card);
     return result.card;
+  }
+
+  /** The answer checked against its card (checkAnswer), and refused when its text holds a live personal token. */
+  private async checked(card: Card, answer: Answer): Promise<Answer> {
+    const canonical = checkAnswer(card, answer);
+    if (!this.isPersonalToken) return canonical;
+    for (const q of card.questions) {
+      const text = Object.hasOwn(canonical, q.id) ? canonical[q.id].text : undefined;
+      for (const candidate of text ? personalTokenCandidates(text) : []) {
+        if (await this.isPersonalToken(candidate)) throw credentialRefused(q, 'an askrelay personal token');
+      }
+    }
+    return canonical;
   }
 
   /**

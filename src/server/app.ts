@@ -12,7 +12,7 @@ import { auditRoutes } from './audit-routes.js';
 import type { SessionManager } from '../sessions/manager.js';
 import type { ProviderInfo } from '../sessions/providers.js';
 import { VERSION } from '../version.js';
-import { humanOnly, login, logout, ownOriginForCookies, requireToken, type AuthEnv } from './auth.js';
+import { humanOnly, login, logout, operatorOnly, ownOriginForCookies, requireToken, type AuthEnv } from './auth.js';
 import { cardRoutes } from './card-routes.js';
 import { eventsRoute } from './events-route.js';
 import { sendError } from './http.js';
@@ -146,7 +146,7 @@ export function createApp({ access, audit, sessions, providers = [], token, call
   app.route('/api/audit', auditRoutes(audit));
   if (cluster) app.route('/api/nodes', nodeRoutes(cluster, () => holdsOf(sessions, load)));
   if (push) app.route('/api/push', pushRoutes(push));
-  if (channels) app.get('/api/channels', humanOnly, async (c) => c.json({ channels: await channels.status() }));
+  if (channels) app.get('/api/channels', operatorOnly, async (c) => c.json({ channels: await channels.status() }));
   app.get('/api/events', eventsRoute(relay.events, (who, name, data) => shows(access, who, name, data), load));
   const mcpOptions = mcp ?? {};
   app.use('/mcp', requireToken(tokens, revocations));

@@ -4,7 +4,7 @@ import { getCookie, setCookie } from 'hono/cookie';
 import { z } from 'zod';
 import { RelayError } from '../errors.js';
 import { CHANNEL_IDS } from '../channels/config.js';
-import { HUMAN_OPERATOR, type Principal } from '../relay/access.js';
+import { HUMAN_OPERATOR, operatorRefusal, type Principal } from '../relay/access.js';
 import type { AsyncLoginStore } from '../store/login-store.js';
 import { sameSecret } from '../same-secret.js';
 import { readJson } from './http.js';
@@ -102,11 +102,10 @@ export const humanOnly: MiddlewareHandler<AuthEnv> = async (c, next) => {
   await next();
 };
 
-/** People, routes and sessions are the operator's to manage: a person's token gets 403 operator_only. */
+/** The operator's routes (src/relay/access.ts operatorRefusal): a person's token gets 403 operator_only. */
 export const operatorOnly: MiddlewareHandler<AuthEnv> = async (c, next) => {
-  const who = c.get('principal');
-  if (who.kind !== 'human') throw new RelayError('human_only', 'Only the human (the relay token) can do this; an agent token cannot.');
-  if (who.id !== HUMAN_OPERATOR('').id) throw new RelayError('operator_only', 'Only the operator (the relay token) can do this; a personal token cannot.');
+  const refused = operatorRefusal(c.get('principal'));
+  if (refused) throw refused;
   await next();
 };
 

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type pg from 'pg';
 import { auditKey as keyOf, checkChain, GENESIS, type AuditCheck, type AuditHead, type AuditRow } from './audit-chain.js';
 import { migrate } from './postgres/migrations.js';
+import { jsonProblem } from './stored-json.js';
 
 // `askrelay migrate`: an embedded relay's SQLite file copied into an empty PostgreSQL
 // database, row by row and verbatim (the card and session JSON, the audit rows with their
@@ -24,6 +25,11 @@ interface TableCopy {
   columns: Record<string, string | Source>;
   /** A BIGSERIAL column whose sequence must hand out values past the copied ones. */
   serial?: string;
+  /**
+   * Columns holding JSON, each row's checked before it is copied (a row that is not JSON would
+   * stop every node at start), and the columns that name a row in the refusal.
+   */
+  json?: { columns: string[]; key: string[] };
 }
 
 // PostgreSQL's `seq` columns stand for SQLite's rowid (insertion order among equal
@@ -32,16 +38,16 @@ const ROWID = 'rowid';
 const bool = (value: unknown) => (value === null ? null : Boolean(typeof value === 'bigint' ? value !== 0n : Number(value)));
 
 export const TABLE_COPIES: readonly TableCopy[] = [
-  { table: 'cards', columns: { id: 'id', session_id: 'session_id', status: 'status', created_at: 'created_at', expires_at: 'expires_at', answer_key: 'answer_key', data: 'data', seq: ROWID }, serial: 'seq' },
-  { table: 'sessions', columns: { id: 'id', status: 'status', created_at: 'created_at', data: 'data', state: 'state', seq: ROWID }, serial: 'seq' },
-  { table: 'transcript', columns: { session_id: 'session_id', seq: 'seq', data: 'data' } },
+  { table: 'cards', columns: { id: 'id', session_id: 'session_id', status: 'status', created_at: 'created_at', expires_at: 'expires_at', answer_key: 'answer_key', data: 'data', seq: ROWID }, serial: 'seq', json: { columns: ['data'], key: ['id'] } },
+  { table: 'sessions', columns: { id: 'id', status: 'status', created_at: 'created_at', data: 'data', state: 'state', seq: ROWID }, serial: 'seq', json: { columns: ['data', 'state'], key: ['id'] } },
+  { table: 'transcript', columns: { session_id: 'session_id', seq: 'seq', data: 'data' }, json: { columns: ['data'], key: ['session_id', 'seq'] } },
   { table: 'agent_tokens', columns: { token_hash: 'token_hash', session_id: 'session_id' } },
   { table: 'watch_grants', columns: { watcher: 'watcher', target: 'target', granted_at: 'granted_at' } },
   { table: 'web_logins', columns: { key: 'key', created_at: 'created_at', who: 'who' } },
   { table: 'users', columns: { name: 'name', token_hash: 'token_hash', created_at: 'created_at' } },
   { table: 'user_links', columns: { link: 'link', name: 'name' } },
   { table: 'mcp_calls', columns: { card_id: 'card_id', dialect: 'dialect', args_hash: 'args_hash', client_key: 'client_key', created_at: 'created_at', delivered_at: 'delivered_at', seq: ROWID }, serial: 'seq' },
-  { table: 'audit', columns: { seq: 'seq', data: 'data', prev_hash: 'prev_hash', hash: 'hash' } },
+  { table: 'audit', columns: { seq: 'seq', data: 'data', prev_hash: 'prev_hash', hash: 'hash' }, json: { columns: ['data'], key: ['seq'] } },
   { table: 'audit_head', columns: { one: 'one', seq: 'seq', hash: 'hash' } },
   { table: 'push_subscriptions', columns: { endpoint: 'endpoint', p256dh: 'p256dh', auth: 'auth', created_at: 'created_at', who: 'who', seq: ROWID }, serial: 'seq' },
   { table: 'channel_outbox', columns: { channel: 'channel', card_id: 'card_id', action: 'action', due_at: 'due_at', attempts: 'attempts', last_error: 'last_error', seq: 'seq' }, serial: 'seq' },
@@ -217,6 +223,8 @@ async function copyTable(sqlite: Database.Database, client: pg.PoolClient, copy:
   let size = 0;
   let chars = 0;
   let total = 0;
+  const jsonAt = (copy.json?.columns ?? []).map((c) => targets.indexOf(c));
+  const keyAt = (copy.json?.key ?? []).map((c) => targets.indexOf(c));
   const flush = async () => {
     if (!size) return;
     await client.query(insert, batch);
@@ -226,6 +234,13 @@ async function copyTable(sqlite: Database.Database, client: pg.PoolClient, copy:
     chars = 0;
   };
   for (const row of rows.iterate() as Iterable<unknown[]>) {
+    for (const at of jsonAt) {
+      const problem = jsonProblem(row[at]);
+      if (problem) {
+        const id = keyAt.map((k) => String(row[k])).join('/');
+        throw new Error(`the SQLite table ${copy.table} holds a row that is not valid JSON: ${copy.table} ${id}, column ${targets[at]} (${problem}). Repair or delete that row in the file, then migrate again`);
+      }
+    }
     row.forEach((value, i) => {
       const converted = sources[i].convert ? sources[i].convert!(value) : value;
       batch[i].push(typeof converted === 'bigint' ? converted.toString() : converted);

@@ -2,6 +2,10 @@ import type Database from 'better-sqlite3';
 import { createHash } from 'node:crypto';
 import type { Session, TranscriptEntry } from './session-record.js';
 import type { Async } from './store.js';
+import { parseStored } from './stored-json.js';
+
+/** A row of a JSON column with its id. */
+type Row = { id: string; data: string };
 
 // Sessions live in the same SQLite file as the cards: the record, its transcript (one
 // row per entry, appended) and the provider's own durable state (one JSON blob); also the
@@ -74,13 +78,13 @@ export class SessionStore {
       insert: db.prepare('INSERT INTO sessions (id, status, created_at, data) VALUES (?, ?, ?, ?)'),
       get: db.prepare('SELECT data FROM sessions WHERE id = ?').pluck(),
       update: db.prepare('UPDATE sessions SET status = ?, data = ? WHERE id = ?'),
-      list: db.prepare('SELECT data FROM sessions ORDER BY created_at, rowid').pluck(),
-      active: db.prepare(`SELECT data FROM sessions WHERE status NOT IN ('stopped', 'failed') ORDER BY created_at`).pluck(),
+      list: db.prepare('SELECT id, data FROM sessions ORDER BY created_at, rowid'),
+      active: db.prepare(`SELECT id, data FROM sessions WHERE status NOT IN ('stopped', 'failed') ORDER BY created_at`),
       append: db.prepare(
         `INSERT INTO transcript (session_id, seq, data)
          VALUES (?, (SELECT COALESCE(MAX(seq), 0) + 1 FROM transcript WHERE session_id = ?), ?)`,
       ),
-      transcript: db.prepare('SELECT data FROM transcript WHERE session_id = ? ORDER BY seq').pluck(),
+      transcript: db.prepare('SELECT seq, data FROM transcript WHERE session_id = ? ORDER BY seq'),
       getState: db.prepare('SELECT state FROM sessions WHERE id = ?').pluck(),
       setState: db.prepare('UPDATE sessions SET state = ? WHERE id = ?'),
       setToken: db.prepare(
@@ -105,7 +109,7 @@ export class SessionStore {
   /** The session record without its transcript. */
   get(id: string): Session | undefined {
     const data = this.stmt.get.get(id) as string | undefined;
-    return data === undefined ? undefined : (JSON.parse(data) as Session);
+    return data === undefined ? undefined : parseStored<Session>('sessions', id, data);
   }
 
   update(id: string, patch: SessionPatch): Session | undefined {
@@ -117,12 +121,12 @@ export class SessionStore {
   }
 
   list(): Session[] {
-    return (this.stmt.list.all() as string[]).map((d) => JSON.parse(d) as Session);
+    return (this.stmt.list.all() as Row[]).map((r) => parseStored<Session>('sessions', r.id, r.data));
   }
 
   /** Sessions that were not stopped or failed: the ones to resume after a restart. */
   active(): Session[] {
-    return (this.stmt.active.all() as string[]).map((d) => JSON.parse(d) as Session);
+    return (this.stmt.active.all() as Row[]).map((r) => parseStored<Session>('sessions', r.id, r.data));
   }
 
   append(id: string, entry: TranscriptEntry): void {
@@ -130,7 +134,7 @@ export class SessionStore {
   }
 
   transcript(id: string): TranscriptEntry[] {
-    return (this.stmt.transcript.all(id) as string[]).map((d) => JSON.parse(d) as TranscriptEntry);
+    return (this.stmt.transcript.all(id) as { seq: number; data: string }[]).map((r) => parseStored<TranscriptEntry>('transcript', `${id}/${r.seq}`, r.data));
   }
 
   loadState<T>(id: string): T | undefined {

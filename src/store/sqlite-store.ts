@@ -13,6 +13,7 @@ import { SessionStore } from './session-store.js';
 import { openSqlite, refuseUnwritable } from './sqlite-file.js';
 import { cardAuditRecord, type CardChange } from './card-audit.js';
 import { closed, pendingRead, type AmendKind, type CardClose, type CardFilter, type CardStore, type CloseResult, type InsertResult, type PendingDeadline } from './store.js';
+import { parseStored } from './stored-json.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS cards (
@@ -104,6 +105,8 @@ export class SqliteStore implements CardStore {
            data = json_set(data, '$.status', 'expired', '$.closedAt', strftime('%Y-%m-%dT%H:%M:%fZ', expires_at / 1000.0, 'unixepoch'))
          WHERE status = 'pending' AND expires_at <= ? AND json_type(data, '$.onExpiry') IS NULL RETURNING data`,
       ).pluck(),
+      // SQLite's json_set above would stop on such a row with a bare "malformed JSON".
+      brokenOverdue: db.prepare(`SELECT id, data FROM cards WHERE status = 'pending' AND expires_at <= ? AND NOT json_valid(data) LIMIT 1`),
       deadlines: db.prepare(`SELECT id, expires_at AS expiresAt FROM cards WHERE status = 'pending'`),
     };
   }
@@ -135,7 +138,7 @@ export class SqliteStore implements CardStore {
 
   getCard(id: string): Card | undefined {
     const data = this.stmt.get.get(id) as string | undefined;
-    return data === undefined ? undefined : (JSON.parse(data) as Card);
+    return data === undefined ? undefined : parseStored<Card>('cards', id, data);
   }
 
   listCards(filter: CardFilter = {}): Card[] {
@@ -150,11 +153,11 @@ export class SqliteStore implements CardStore {
       params.push(filter.sessionId);
     }
     const direction = filter.order === 'newest' ? 'DESC' : 'ASC';
-    const sql = `SELECT data FROM cards ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+    const sql = `SELECT id, data FROM cards ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
       ORDER BY created_at ${direction}, rowid ${direction} LIMIT ?`;
     params.push(filter.limit ?? -1);
-    const rows = this.db.prepare(sql).pluck().all(...params) as string[];
-    return rows.map((data) => JSON.parse(data) as Card);
+    const rows = this.db.prepare(sql).all(...params) as { id: string; data: string }[];
+    return rows.map((r) => parseStored<Card>('cards', r.id, r.data));
   }
 
   closeCard(id: string, close: CardClose, read?: Card): CloseResult | undefined {
@@ -191,6 +194,8 @@ export class SqliteStore implements CardStore {
 
   expireOverdue(now: number): Card[] {
     return this.change(() => {
+      const broken = this.stmt.brokenOverdue.get(now) as { id: string; data: string } | undefined;
+      if (broken) parseStored('cards', broken.id, broken.data);
       const cards = (this.stmt.expire.all(now) as string[]).map((data) => JSON.parse(data) as Card);
       return { result: cards, changes: cards.map((card): [CardChange, Card] => ['closed', card]) };
     });

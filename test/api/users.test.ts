@@ -86,6 +86,18 @@ describe('people', () => {
     expect((await as(token, '/api/audit/head')).status).toBe(200);
   });
 
+  it("a person may not read what spans everyone's cards: the audit log, its verification, the nodes, the channels (403 operator_only)", async () => {
+    const token = await addUser('hal');
+    for (const path of ['/api/audit', '/api/audit?after=0&limit=10', '/api/audit/verify', '/api/nodes', '/api/channels']) {
+      const res = await as(token, path);
+      expect(res.status, path).toBe(403);
+      expect(await errorOf(res), path).toEqual({ code: 'operator_only', message: 'Only the operator (the relay token) can do this; a personal token cannot.' });
+      expect((await relay.api(path)).status, path).toBe(200);
+    }
+    // The head names no card: any human may pin it.
+    expect((await as(token, '/api/audit/head')).status).toBe(200);
+  });
+
   it('signs in on the page with a personal token: the cookie is that person, until they are removed', async () => {
     const token = await addUser('dee');
     const origin = new URL(relay.url).origin;
@@ -124,5 +136,36 @@ describe('people', () => {
     await relay.api('/api/users/fay', { method: 'DELETE' });
     await addUser('fay');
     expect(((await (await relay.api('/api/users')).json()) as { users: { name: string; links: string[] }[] }).users.find((u) => u.name === 'fay')?.links).toEqual([]);
+  });
+
+  it('a personal token is never an answer: its shape, and a live one glued into a word (by its hash), are 422 credential_refused on reply and answer', async () => {
+    const token = await addUser('gil');
+    const open = async () =>
+      (await (await relay.api('/api/cards', { method: 'POST', json: { questions: [{ id: 'why', text: 'Anything to add?' }] } })).json()) as Card;
+    const refused = async (res: Response, kind: string) => {
+      expect(res.status).toBe(422);
+      expect(await errorOf(res)).toEqual({ code: 'credential_refused', message: `The answer to question "Anything to add?" looks like ${kind}. Never answer with a credential; give it to the tool that needs it another way.` });
+    };
+    // Sent by its own person and by the operator: whoever reads the answer would be gil.
+    for (const [sender, text, kind] of [
+      [token, token, 'an askrelay personal token'],
+      [undefined, `use ${token} there`, 'an askrelay personal token'],
+      [token, `key${token}`, 'an askrelay personal token'],
+    ] as const) {
+      const card = await open();
+      const send = (path: string, json: unknown) => (sender ? as(sender, path, { method: 'POST', json }) : relay.api(path, { method: 'POST', json }));
+      await refused(await send(`/api/cards/${card.id}/reply`, { text }), kind);
+      await refused(await send(`/api/cards/${card.id}/answer`, { answers: { why: { selected: [], text } } }), kind);
+      expect((await relay.relay.get(card.id)).status).toBe('pending');
+    }
+    // A word of that shape glued to another is only refused when it is a live token.
+    const card = await open();
+    const made = `key${token.slice(0, 10)}${token.slice(10).split('').reverse().join('')}`;
+    const answered = await relay.api(`/api/cards/${card.id}/reply`, { method: 'POST', json: { text: made } });
+    expect(answered.status).toBe(200);
+    // A removed person's token no longer counts as one.
+    expect((await relay.api('/api/users/gil', { method: 'DELETE' })).status).toBe(200);
+    const later = await open();
+    expect((await relay.api(`/api/cards/${later.id}/reply`, { method: 'POST', json: { text: `key${token}` } })).status).toBe(200);
   });
 });

@@ -11,6 +11,7 @@ import { startTestRelay, type TestRelay } from '../support/running-relay.js';
 const ANT = 'sk-ant-api03-Zx8Qw2Er4Ty6Ui8Op0As2Df4Gh6Jk8Lz';
 const AGENT = 'asa_q3Vh0-Jk1LmN2oPq3RsT4uVw5XyZ6aBc';
 const RELAY_TOKEN = 'Rk3mVq9ZtW2pL8xN4cY7bH1s';
+const PERSONAL = 'asp_Zq3Vh0-Jk1LmN2oPq3RsT4uVw5XyZ6aB';
 const fullwidth = (text: string) => [...text].map((c) => (c >= '!' && c <= '~' ? String.fromCodePoint(c.codePointAt(0)! + 0xfee0) : c)).join('');
 
 const REFUSE: [string, string, string][] = [
@@ -24,6 +25,8 @@ const REFUSE: [string, string, string][] = [
   ['an AWS key in fullwidth forms', fullwidth('AKIAIOSFODNN7EXAMPLE'), 'an AWS access key'],
   ['an askrelay agent token', `use ${AGENT} for it`, 'an askrelay agent token'],
   ['an agent token split by a zero-width space', `asa_\u200b${AGENT.slice(4)}`, 'an askrelay agent token'],
+  ['an askrelay personal token', `mine is ${PERSONAL}`, 'an askrelay personal token'],
+  ['a personal token in fullwidth forms', fullwidth(PERSONAL), 'an askrelay personal token'],
   ['the relay token', `the token is ${RELAY_TOKEN}.`, "the relay's token"],
   ['the relay token split by zero-width spaces', `${RELAY_TOKEN.slice(0, 8)}\u200b${RELAY_TOKEN.slice(8, 16)}\u200b${RELAY_TOKEN.slice(16)}`, "the relay's token"],
   ['the relay token in fullwidth forms', fullwidth(RELAY_TOKEN), "the relay's token"],
@@ -55,6 +58,7 @@ const ACCEPT: [string, string][] = [
   ['prose with zero-width spaces', 'the\u200b token:\u200b required'],
   ['a token limit', 'the token limit is 4096'],
   ['the prefixes named', 'agent tokens start with asa_ and keys with sk-ant-'],
+  ['a word ending in asp_', 'grasp_of_the_whole_problem_space_matters'],
   ['a commit', 'use commit 3f9a2c1d8e7b6a5f4e3d2c1b0a9f8e7d6c5b4a39'],
   ['a short relay-like word', 'Rk3mVq9Z is not the whole token'],
 ];

@@ -66,4 +66,18 @@ describe('askrelay users', () => {
     expect(help.code).toBe(0);
     expect(help.stdout).toContain('Usage: askrelay users add <name>');
   });
+
+  it("a person's token running the operator's reading commands (audit, audit verify, nodes, channels) is told so, exit 1", async () => {
+    const added = await cli(['add', 'cal']);
+    const token = /^(asp_[\w-]{32})$/m.exec(added.stdout)![1];
+    for (const args of [['audit'], ['audit', 'verify'], ['nodes'], ['channels']]) {
+      const run = await runCli(args, { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: token }, scratch);
+      expect(run.code, args.join(' ')).toBe(1);
+      expect(run.stdout, args.join(' ')).toBe('');
+      expect(run.stderr, args.join(' ')).toBe(`askrelay ${args[0]}: Only the operator (the relay token) can do this; a personal token cannot.\n`);
+      expect((await runCli(args, { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: TOKEN }, scratch)).code, args.join(' ')).toBe(0);
+    }
+    // The head names no card: a person may pin it.
+    expect((await runCli(['audit', 'head'], { ASKRELAY_URL: relay.url, ASKRELAY_TOKEN: token }, scratch)).code).toBe(0);
+  });
 });

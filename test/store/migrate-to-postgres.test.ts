@@ -106,6 +106,20 @@ describe('copySqliteToPostgres', { timeout: 30_000 }, () => {
     await emptyEverywhere();
   });
 
+  it.each([
+    ['a card', `UPDATE cards SET data = '{x' WHERE id = 'c_second'`, /^the SQLite table cards holds a row that is not valid JSON: cards c_second, column data \(Expected property name or '\}' in JSON at position 1.*\)\. Repair or delete that row in the file, then migrate again$/],
+    ['a session', `UPDATE sessions SET data = '{"id": "s_one",' WHERE id = 's_one'`, /^the SQLite table sessions holds a row that is not valid JSON: sessions s_one, column data \(/],
+    ['a session state', `UPDATE sessions SET state = 'nope' WHERE id = 's_one'`, /^the SQLite table sessions holds a row that is not valid JSON: sessions s_one, column state \(/],
+    ['a transcript line', `INSERT INTO transcript (session_id, seq, data) VALUES ('s_one', 1, '[')`, /^the SQLite table transcript holds a row that is not valid JSON: transcript s_one\/1, column data \(/],
+  ])('%s whose JSON is broken is refused, named by table and id, and nothing is copied', async (_name, breakIt, message) => {
+    writeRelay();
+    const writable = new Database(file);
+    writable.exec(breakIt);
+    writable.close();
+    await expect(copy()).rejects.toThrow(message);
+    await emptyEverywhere();
+  });
+
   it('a column or a table it does not know stops the copy before anything is written', async () => {
     writeRelay();
     const writable = new Database(file);

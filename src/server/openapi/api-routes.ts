@@ -61,6 +61,8 @@ const ANSWER: ErrorCode[] = [
   'agents_not_allowed',
   'own_session',
   'human_only',
+  // A person answering an approval that grants the operator's power (src/relay/access.ts).
+  'operator_only',
   'invalid_answer',
   'ambiguous_reply',
   'unknown_question',
@@ -104,7 +106,7 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
       method: 'post', path: '/api/cards/{id}/reply', summary: 'Answer a card with what a person typed, read with the plain-text rules', tag: 'cards', auth: 'token',
       body: ReplyBodySchema, ok: { 200: card('The answered card.') }, errors: ANSWER, example: { body: { text: '1' } },
     },
-    { method: 'post', path: '/api/cards/{id}/skip', summary: 'Decline to answer (the agent is told)', tag: 'cards', auth: 'token', ok: { 200: card('The skipped card.') }, errors: ['not_found', 'already_answered', 'card_closed', 'agents_not_allowed', 'own_session', 'human_only'] },
+    { method: 'post', path: '/api/cards/{id}/skip', summary: 'Decline to answer (the agent is told)', tag: 'cards', auth: 'token', ok: { 200: card('The skipped card.') }, errors: ['not_found', 'already_answered', 'card_closed', 'agents_not_allowed', 'own_session', 'human_only', 'operator_only'] },
     {
       method: 'get', path: '/api/cards/{id}/wait', summary: 'Long poll: the card once it is no longer pending', tag: 'cards', auth: 'token',
       query: WaitQuerySchema, ok: { 200: card('The card, closed (or with its late answer).'), 204: { description: '`timeout` seconds passed first (default 30).' } },
@@ -146,16 +148,16 @@ export function apiRoutes({ startSession }: { startSession: z.ZodType }): ApiRou
     },
     { method: 'get', path: '/api/providers', summary: 'The providers sessions run on, their engines and variables', tag: 'sessions', auth: 'token', ok: { 200: json('The providers.', api.ProviderListSchema) } },
     {
-      method: 'get', path: '/api/audit', summary: 'The audit log, oldest first, a page at a time', tag: 'audit', auth: 'human',
+      method: 'get', path: '/api/audit', summary: 'The audit log, oldest first, a page at a time', tag: 'audit', auth: 'operator',
       query: AuditPageQuerySchema, ok: { 200: json('A page of entries.', api.AuditPageSchema) }, errors: ['human_only', 'invalid_request'], example: { query: { limit: '10' } },
     },
     { method: 'get', path: '/api/audit/head', summary: 'The last entry\'s seq and hash: the head to pin elsewhere', tag: 'audit', auth: 'human', ok: { 200: json('The head.', api.AuditHeadSchema) }, errors: ['human_only'] },
     {
-      method: 'get', path: '/api/audit/verify', summary: 'Check the hash chain (and that a head pinned earlier is still in it)', tag: 'audit', auth: 'human',
+      method: 'get', path: '/api/audit/verify', summary: 'Check the hash chain (and that a head pinned earlier is still in it)', tag: 'audit', auth: 'operator',
       query: z.object({ head: z.string().optional().describe('SEQ:HASH as GET /api/audit/head gave it') }), ok: { 200: json('What the check found.', api.AuditCheckSchema) }, errors: ['human_only', 'invalid_request'],
     },
-    { method: 'get', path: '/api/nodes', summary: 'The nodes on this relay\'s store: alive, what each holds', tag: 'relay', auth: 'human', ok: { 200: json('The nodes.', api.NodeListSchema) }, errors: ['human_only'] },
-    { method: 'get', path: '/api/channels', summary: 'The chat channels switched on and their outboxes', tag: 'relay', auth: 'human', ok: { 200: json('The channels.', api.ChannelListSchema) }, errors: ['human_only'] },
+    { method: 'get', path: '/api/nodes', summary: 'The nodes on this relay\'s store: alive, what each holds', tag: 'relay', auth: 'operator', ok: { 200: json('The nodes.', api.NodeListSchema) }, errors: ['human_only'] },
+    { method: 'get', path: '/api/channels', summary: 'The chat channels switched on and their outboxes', tag: 'relay', auth: 'operator', ok: { 200: json('The channels.', api.ChannelListSchema) }, errors: ['human_only'] },
     { method: 'get', path: '/api/push/key', summary: 'The VAPID public key (the page\'s applicationServerKey)', tag: 'push', auth: 'human', ok: { 200: json('The key.', api.PushKeySchema) }, errors: ['human_only'] },
     {
       method: 'post', path: '/api/push/subscriptions', summary: 'Store a browser\'s push subscription', tag: 'push', auth: 'human',

@@ -6,6 +6,7 @@ import { CommitOrder, type Turn } from './commit-order.js';
 import { CHANNEL, envelope } from './event-bus.js';
 import type { PostgresAuditStore } from './postgres-audit-store.js';
 import { withClient } from './transaction.js';
+import { parseStored } from '../stored-json.js';
 
 // The cards in PostgreSQL, with the SQLite store's semantics (src/store/sqlite-store.ts).
 // A pending card changes only through closeCard: an UPDATE … WHERE status = 'pending' is the
@@ -19,7 +20,7 @@ import { withClient } from './transaction.js';
 // append lock (the audit's advisory lock) is taken first, then the card's row: always in
 // that order, so two changes never wait on each other.
 
-const parse = (data: string) => JSON.parse(data) as Card;
+const parse = (id: string, data: string) => parseStored<Card>('cards', id, data);
 
 /** The relay event each change is heard as on the other nodes (src/relay/events.ts). */
 const EVENT: Record<CardChange, string> = { created: 'card.created', closed: 'card.updated', late: 'card.late', escalated: 'card.escalated', delivery: 'card.delivery' };
@@ -95,12 +96,12 @@ export class PostgresCardStore implements AsyncCardStore {
     );
     const stale = routesAt !== undefined && (rows[0].routes_at === null ? null : Number(rows[0].routes_at)) !== routesAt;
     if (stale) return { card, created: false, stale: true };
-    return { card: parse(rows[0].data!), created: false };
+    return { card: parse(card.id, rows[0].data!), created: false };
   }
 
   async getCard(id: string): Promise<Card | undefined> {
     const { rows } = await this.pool.query<{ data: string }>('SELECT data FROM cards WHERE id = $1', [id]);
-    return rows[0] ? parse(rows[0].data) : undefined;
+    return rows[0] ? parse(id, rows[0].data) : undefined;
   }
 
   async listCards(filter: CardFilter = {}): Promise<Card[]> {
@@ -110,11 +111,11 @@ export class PostgresCardStore implements AsyncCardStore {
     if (filter.sessionId) where.push(`session_id = $${params.push(filter.sessionId)}`);
     const direction = filter.order === 'newest' ? 'DESC' : 'ASC';
     const limit = filter.limit !== undefined ? `LIMIT $${params.push(filter.limit)}` : '';
-    const { rows } = await this.pool.query<{ data: string }>(
-      `SELECT data FROM cards ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at ${direction}, seq ${direction} ${limit}`,
+    const { rows } = await this.pool.query<{ id: string; data: string }>(
+      `SELECT id, data FROM cards ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY created_at ${direction}, seq ${direction} ${limit}`,
       params,
     );
-    return rows.map((r) => parse(r.data));
+    return rows.map((r) => parse(r.id, r.data));
   }
 
   async closeCard(id: string, close: CardClose, read?: Card): Promise<CloseResult | undefined> {
@@ -141,7 +142,7 @@ export class PostgresCardStore implements AsyncCardStore {
     return this.change<CloseResult | undefined>(kind !== 'delivery', async (client) => {
       const { rows } = await client.query<{ data: string }>('SELECT data FROM cards WHERE id = $1 FOR UPDATE', [id]);
       if (!rows[0]) return { result: undefined, changes: [] };
-      const current = parse(rows[0].data);
+      const current = parse(id, rows[0].data);
       const card = change(current);
       if (!card) return { result: { changed: false, card: current }, changes: [] };
       await client.query('UPDATE cards SET data = $2 WHERE id = $1', [id, JSON.stringify(card)]);
@@ -161,7 +162,7 @@ export class PostgresCardStore implements AsyncCardStore {
     );
     // A card with a route's default answer (onExpiry) is the relay core's to close, one by one.
     const expired = rows
-      .map((r) => ({ ...parse(r.data), status: 'expired' as const, closedAt: new Date(Number(r.expires_at)).toISOString() }))
+      .map((r) => ({ ...parse(r.id, r.data), status: 'expired' as const, closedAt: new Date(Number(r.expires_at)).toISOString() }))
       .filter((card) => !card.onExpiry);
     if (!expired.length) return [];
     return this.change(true, async (client) => {

@@ -3,6 +3,7 @@ import type pg from 'pg';
 import { transaction } from './transaction.js';
 import type { Session, TranscriptEntry } from '../session-record.js';
 import type { AsyncSessionStore, SessionPatch } from '../session-store.js';
+import { parseStored } from '../stored-json.js';
 
 // The sessions in PostgreSQL, with the SQLite store's semantics (src/store/session-store.ts):
 // the record as JSON text (key order kept), its transcript one row per entry, the provider's
@@ -12,7 +13,7 @@ import type { AsyncSessionStore, SessionPatch } from '../session-store.js';
 // takes a per-session advisory lock before it counts MAX(seq) + 1.
 
 const tokenHash = (token: string) => createHash('sha256').update(token).digest('hex');
-const parse = (data: string) => JSON.parse(data) as Session;
+const parse = (id: string, data: string) => parseStored<Session>('sessions', id, data);
 
 /**
  * The first key of the transcript's advisory lock (the second is the session id's hash).
@@ -42,7 +43,7 @@ export class PostgresSessionStore implements AsyncSessionStore {
   /** The session record without its transcript. */
   async get(id: string): Promise<Session | undefined> {
     const { rows } = await this.pool.query<{ data: string }>('SELECT data FROM sessions WHERE id = $1', [id]);
-    return rows[0] ? parse(rows[0].data) : undefined;
+    return rows[0] ? parse(id, rows[0].data) : undefined;
   }
 
   async update(id: string, patch: SessionPatch): Promise<Session | undefined> {
@@ -51,23 +52,23 @@ export class PostgresSessionStore implements AsyncSessionStore {
     return transaction(this.pool, async (client) => {
       const { rows } = await client.query<{ data: string }>('SELECT data FROM sessions WHERE id = $1 FOR UPDATE', [id]);
       if (!rows[0]) return undefined;
-      const next = { ...parse(rows[0].data), ...patch };
+      const next = { ...parse(id, rows[0].data), ...patch };
       await client.query('UPDATE sessions SET status = $2, data = $3 WHERE id = $1', [id, next.status, JSON.stringify(next)]);
       return next;
     });
   }
 
   async list(): Promise<Session[]> {
-    const { rows } = await this.pool.query<{ data: string }>('SELECT data FROM sessions ORDER BY created_at, seq');
-    return rows.map((r) => parse(r.data));
+    const { rows } = await this.pool.query<{ id: string; data: string }>('SELECT id, data FROM sessions ORDER BY created_at, seq');
+    return rows.map((r) => parse(r.id, r.data));
   }
 
   /** Sessions that were not stopped or failed: the ones to resume after a restart. */
   async active(): Promise<Session[]> {
-    const { rows } = await this.pool.query<{ data: string }>(
-      `SELECT data FROM sessions WHERE status NOT IN ('stopped', 'failed') ORDER BY created_at, seq`,
+    const { rows } = await this.pool.query<{ id: string; data: string }>(
+      `SELECT id, data FROM sessions WHERE status NOT IN ('stopped', 'failed') ORDER BY created_at, seq`,
     );
-    return rows.map((r) => parse(r.data));
+    return rows.map((r) => parse(r.id, r.data));
   }
 
   async append(id: string, entry: TranscriptEntry): Promise<void> {
@@ -85,8 +86,8 @@ export class PostgresSessionStore implements AsyncSessionStore {
   }
 
   async transcript(id: string): Promise<TranscriptEntry[]> {
-    const { rows } = await this.pool.query<{ data: string }>('SELECT data FROM transcript WHERE session_id = $1 ORDER BY seq', [id]);
-    return rows.map((r) => JSON.parse(r.data) as TranscriptEntry);
+    const { rows } = await this.pool.query<{ seq: string; data: string }>('SELECT seq, data FROM transcript WHERE session_id = $1 ORDER BY seq', [id]);
+    return rows.map((r) => parseStored<TranscriptEntry>('transcript', `${id}/${r.seq}`, r.data));
   }
 
   async loadState<T>(id: string): Promise<T | undefined> {
